@@ -85,6 +85,7 @@ class Object:
     _type_key: ClassVar[str] = "Object"
     _field_infos: ClassVar[tuple[FieldInfo, ...]] = ()
     _is_var: ClassVar[bool] = False
+    _has_custom_init: ClassVar[bool] = False
 
     @property
     def type_key(self) -> str:
@@ -99,14 +100,23 @@ class Object:
         # Sequences are stored as tuples so that a node cannot change after construction.
         for info in self._field_infos:
             value = getattr(self, info.name)
-            if type(value) is list:
-                object.__setattr__(self, info.name, tuple(value))
+            frozen = _freeze_seq(value)
+            if frozen is not value:
+                object.__setattr__(self, info.name, frozen)
 
     def with_fields(self: _T, **changes: Any) -> _T:
         """A copy with some fields replaced, or ``self`` if every new value is the old one."""
+        unknown = set(changes) - {info.name for info in self._field_infos}
+        if unknown:
+            raise TypeError(f"{self._type_key} has no field(s) {sorted(unknown)}")
         if all(getattr(self, k) is v for k, v in changes.items()):
             return self
-        return dataclasses.replace(self, **changes)  # type: ignore[type-var]
+        # A raw field copy: constructors may take other arguments than the fields.
+        new = object.__new__(type(self))
+        for info in self._field_infos:
+            value = changes[info.name] if info.name in changes else getattr(self, info.name)
+            object.__setattr__(new, info.name, _freeze_seq(value))
+        return new
 
     def iter_fields(self) -> Iterator[tuple[FieldInfo, Any]]:
         """Each declared field with its value, in declaration order."""
@@ -135,6 +145,17 @@ class Object:
         raise TypeError(
             f"{self._type_key} objects are not picklable; use tvm.ffi.to_json / from_json"
         )
+
+
+def _freeze_seq(value: Any) -> Any:
+    """``value`` with every list, also inside lists and tuples, turned into a tuple."""
+    if type(value) is list:
+        return tuple(_freeze_seq(v) for v in value)
+    if type(value) is tuple and value:
+        items = tuple(_freeze_seq(v) for v in value)
+        if any(new is not old for new, old in zip(items, value)):
+            return items
+    return value
 
 
 # class -> function printing an instance; filled by packages that own a printer.
@@ -181,25 +202,69 @@ def register_object(type_key: str | type | None = None) -> Any:
     def wrap(cls: type) -> type:
         if "__slots__" in cls.__dict__:
             raise TypeError(f"{cls.__name__}: declare fields as annotations, not __slots__")
-        new_cls = dataclasses.dataclass(frozen=True, slots=True, eq=False, repr=False)(cls)
+        # A constructor written in a class body is kept, also for its subclasses: the
+        # generated one would take raw fields instead of the friendly arguments.
+        own_init = "__init__" in cls.__dict__
+        inherited_init = any(b.__dict__.get("_has_custom_init", False) for b in cls.__mro__[1:])
+        new_cls = dataclasses.dataclass(
+            frozen=True, slots=True, eq=False, repr=False, init=not (own_init or inherited_init)
+        )(cls)
+        if own_init:
+            new_cls._has_custom_init = True
+        _fix_class_cells(cls, new_cls)
         infos = []
         for f in dataclasses.fields(new_cls):
             kind = f.metadata.get(_FIELD_KIND_KEY, "tree")
             infos.append(FieldInfo(f.name, f.type, kind))
         new_cls._field_infos = tuple(infos)
         if type_key is not None:
-            if type_key in _TYPE_REGISTRY and _TYPE_REGISTRY[type_key].__qualname__ != cls.__qualname__:
+            previous = _TYPE_REGISTRY.get(type_key)
+            # Re-registering the same class (a module reload) replaces it; another class clashes.
+            if previous is not None and _class_name(previous) != _class_name(cls):
                 raise ValueError(
-                    f"type key {type_key!r} is already registered by "
-                    f"{_TYPE_REGISTRY[type_key].__module__}.{_TYPE_REGISTRY[type_key].__qualname__}"
+                    f"type key {type_key!r} of {_class_name(cls)} is already registered "
+                    f"by {_class_name(previous)}"
                 )
             new_cls._type_key = type_key
             _TYPE_REGISTRY[type_key] = new_cls
         else:
-            new_cls._type_key = getattr(cls, "_type_key", cls.__name__)
+            # An abstract base is named by its own class, never by an inherited key.
+            new_cls._type_key = cls.__dict__.get("_type_key", cls.__name__)
         return new_cls
 
     return wrap
+
+
+def _class_name(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _fix_class_cells(old: type, new: type) -> None:
+    """Point zero-argument ``super()`` in methods at the slotted class dataclass made.
+
+    ``dataclass(slots=True)`` returns a new class, but methods keep a ``__class__`` cell
+    naming the original one, which would break ``super()`` calls.
+    """
+    for member in new.__dict__.values():
+        if isinstance(member, (staticmethod, classmethod)):
+            member = member.__func__
+        elif isinstance(member, property):
+            for fn in (member.fget, member.fset, member.fdel):
+                _fix_function_cells(fn, old, new)
+            continue
+        _fix_function_cells(member, old, new)
+
+
+def _fix_function_cells(fn: Any, old: type, new: type) -> None:
+    closure = getattr(fn, "__closure__", None)
+    if not closure:
+        return
+    for cell in closure:
+        try:
+            if cell.cell_contents is old:
+                cell.cell_contents = new
+        except ValueError:  # empty cell
+            pass
 
 
 def get_object_type(type_key: str) -> type:

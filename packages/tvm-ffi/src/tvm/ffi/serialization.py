@@ -141,9 +141,15 @@ class _Reader:
                     f"node {i} ({node['type']}): fields {got} do not match the declared "
                     f"fields {sorted(expected)}"
                 )
-            obj = cls.__new__(cls)
-            for info in cls._field_infos:
-                object.__setattr__(obj, info.name, self.value(fields[info.name], i))
+            values = {info.name: self.value(fields[info.name], i) for info in cls._field_infos}
+            custom = getattr(cls, "__from_json__", None)
+            if custom is not None:
+                obj = custom(values)
+            else:
+                # Bypass __init__: the stored fields are the node's complete, validated state.
+                obj = cls.__new__(cls)
+                for name, value in values.items():
+                    object.__setattr__(obj, name, value)
             self.built.append(obj)
 
     def value(self, x: Any, at: int | str) -> Any:
