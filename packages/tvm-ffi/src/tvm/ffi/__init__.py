@@ -4,6 +4,15 @@ Objects with declared fields, structural equality and hashing, JSON serialisatio
 global function registry, the pluggy plugin host, DLPack structures and error types.
 """
 
+from .dlpack import (
+    ArgTypeCode,
+    DLDataType,
+    DLDevice,
+    DLDeviceType,
+    DLManagedTensor,
+    DLTensor,
+    TVMValue,
+)
 from .error import PluginError, RegistryError, SerializationError, TVMError
 from .object import (
     FieldInfo,
@@ -17,6 +26,21 @@ from .object import (
     register_repr,
     tree_field,
 )
+from .plugin import (
+    PluginInfo,
+    PluginLoadWarning,
+    add_hookspecs,
+    format_plugin_table,
+    get_plugin_info,
+    get_plugin_manager,
+    hookimpl,
+    hookspec,
+    list_plugins,
+    register_plugin,
+    reload_plugins,
+    unregister_plugin,
+)
+from .registry import get_global_func, list_global_func_names, register_func, remove_global_func
 from .serialization import from_json, register_json_value, to_json
 from .structural import (
     StructuralMismatch,

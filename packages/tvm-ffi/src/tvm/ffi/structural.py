@@ -101,14 +101,18 @@ class _EqualChecker:
         if isinstance(a, dict):
             if not isinstance(b, dict) or len(a) != len(b):
                 return [], a, b
-            if all(isinstance(k, str) for k in a):
-                if set(a) != set(b):
+            plain = _plain_keys(a) and _plain_keys(b)
+            if plain:
+                # Value-like keys: compared as a set (type-strict), items in sorted key order.
+                keys_b = {_key_id(k): k for k in b}
+                if {_key_id(k) for k in a} != keys_b.keys():
                     return [], a, b
-                pairs = [(k, a[k], k, b[k]) for k in a]
+                pairs = [(k, a[k], k, b[keys_b[_key_id(k)]]) for k in _sorted_keys(a)]
             else:
+                # Object keys: compared pairwise in insertion order.
                 pairs = [(ka, va, kb, vb) for (ka, va), (kb, vb) in zip(a.items(), b.items())]
             for ka, va, kb, vb in pairs:
-                if not isinstance(ka, str):
+                if not plain:
                     sub = self.check(ka, kb, defining)
                     if sub is not None:
                         sub[0].append(f"[{ka!r}]")
@@ -137,6 +141,27 @@ class _EqualChecker:
         self.lhs_to_rhs[id(a)] = b
         self.rhs_to_lhs[id(b)] = a
         return None
+
+
+_PLAIN_KEY_TYPES = (str, int, float, bool, bytes, type(None))
+
+
+def _plain_keys(d: dict) -> bool:
+    """Whether every key is a plain value (str, number, bool, bytes, None or an Enum)."""
+    return all(type(k) in _PLAIN_KEY_TYPES or isinstance(k, Enum) for k in d)
+
+
+def _key_id(k: Any) -> tuple[str, Any]:
+    # Type-strict: the keys 1, 1.0 and True are different keys here.
+    return (f"{type(k).__module__}.{type(k).__qualname__}", k)
+
+
+def _sorted_keys(d: dict) -> list[Any]:
+    def order(k: Any) -> tuple[str, str, Any]:
+        kind = type(k).__qualname__
+        return (kind, "", k) if type(k) in (str, int, float, bytes) else (kind, repr(k), 0)
+
+    return sorted(d, key=order)
 
 
 def _leaf_equal(a: Any, b: Any) -> bool:
@@ -176,8 +201,9 @@ class _Hasher:
         if isinstance(x, (list, tuple)):
             return hash(("seq", len(x), *(self.hash(v, defining) for v in x)))
         if isinstance(x, dict):
-            if all(isinstance(k, str) for k in x):
-                items = sorted((k, self.hash(v, defining)) for k, v in x.items())
+            if _plain_keys(x):
+                # Sorted, as the checker visits them, so variable numbering agrees too.
+                items = [(_key_id(k), self.hash(x[k], defining)) for k in _sorted_keys(x)]
                 return hash(("map", tuple(items)))
             return hash(
                 ("map", tuple((self.hash(k, defining), self.hash(v, defining)) for k, v in x.items()))
@@ -213,12 +239,15 @@ def structural_equal(lhs: Any, rhs: Any, map_free_vars: bool = False) -> bool:
 
 
 def get_first_structural_mismatch(lhs: Any, rhs: Any, map_free_vars: bool = False) -> str | None:
-    """The access path (like ``.body.seq[2].value.a``) of the first difference, or None."""
+    """The access path (like ``.body.seq[2].value.a``) of the first difference, or None.
+
+    A difference at the top (different types, say) is reported as ``"<root>"``.
+    """
     with _deep_recursion():
         result = _EqualChecker(map_free_vars).check(lhs, rhs, False)
     if result is None:
         return None
-    return "".join(reversed(result[0]))
+    return "".join(reversed(result[0])) or "<root>"
 
 
 def assert_structural_equal(lhs: Any, rhs: Any, map_free_vars: bool = False) -> None:

@@ -44,9 +44,17 @@ class AttrStmt(Stmt):
 
 @register_object("tir.AssertStmt")
 class AssertStmt(Stmt):
+    """Check ``condition`` before ``body``; on failure the kernel reports ``message`` and returns.
+
+    ``message`` may hold printf-style ``%lld`` placeholders filled with ``message_args``
+    (int64 expressions) so that errors can say what was given, e.g.
+    ``"matmul: argument A has shape[1] = %lld, expected 256"``.
+    """
+
     condition: PrimExpr
     message: str
     body: Stmt
+    message_args: tuple = ()
     span: Optional[Span] = ignore_field(default=None, kw_only=True)
 
 
