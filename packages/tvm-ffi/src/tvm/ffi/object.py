@@ -19,7 +19,8 @@ identity unless it was bound by a ``def`` field (or free-variable mapping is req
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, ClassVar, Iterator, TypeVar
+from collections.abc import Callable, Iterator
+from typing import Any, ClassVar, TypeVar
 
 __all__ = [
     "Object",

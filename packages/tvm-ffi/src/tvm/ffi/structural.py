@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import Enum
-from typing import Any, Iterator
+from typing import Any
 
 from .object import Object
 
@@ -208,8 +209,11 @@ class _Hasher:
             return hash(
                 ("map", tuple((self.hash(k, defining), self.hash(v, defining)) for k, v in x.items()))
             )
+        # CPython hashes -1 like -2; the flag keeps the common constants -1 and -2 apart.
+        if type(x) is int:
+            return hash(("int", x, x == -1))
         if isinstance(x, float):
-            return hash(("float", "nan" if math.isnan(x) else x))
+            return hash(("float", "nan" if math.isnan(x) else x, x == -1.0))
         if _is_ndarray(x):
             return hash(("ndarray", str(x.dtype), x.shape, x.tobytes()))
         if _np is not None and isinstance(x, _np.generic):
