@@ -1,0 +1,320 @@
+"""``IRModule``: a set of named functions (TIR, Relax, ...) plus module attributes.
+
+Design choice (mutability).  An IRModule is a registered, immutable-by-default Object with two
+fields: ``functions`` (``GlobalVar -> BaseFunc``, kept sorted by name so that equality does
+not depend on insertion order) and ``attrs``.  Passes build new modules with
+:meth:`IRModule.with_function`, :meth:`~IRModule.without_function` and
+:meth:`~IRModule.with_attr`.
+
+For familiarity with TVM, ``mod["f"] = func``, :meth:`~IRModule.update_func`,
+:meth:`~IRModule.add`, :meth:`~IRModule.remove` and ``del mod["f"]`` also exist.  They change
+*that module object* copy-on-write: the module gets a fresh functions map and the old map is
+never touched, so earlier snapshots (``mod.functions`` taken before, modules derived from it
+with ``with_function``, a pass's input module) keep their content.  Inside passes prefer the
+``with_*`` methods.
+
+Printing: ``mod.script()`` assembles TVMScript from per-function printers that packages
+register with :func:`register_script_printer` (TIR registers ``PrimFunc``, Relax registers
+``Function``); an unregistered function kind prints as a commented generic form.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, ItemsView, Iterator
+from typing import Any
+
+from tvm.ffi import Object, register_object, register_repr, tree_field
+
+from .base import BaseFunc, FrozenDict, GlobalVar, _check_attrs
+
+__all__ = [
+    "IRModule",
+    "FunctionNotFoundError",
+    "register_script_printer",
+    "register_expr_wrapper",
+]
+
+# function class -> (printer(func, name) -> text, prelude import line or None)
+_SCRIPT_PRINTERS: dict[type, tuple[Callable[[Any, str], str], str | None]] = {}
+# expression class -> function wrapping an expression into a BaseFunc (for from_expr)
+_EXPR_WRAPPERS: dict[type, Callable[[Any], BaseFunc]] = {}
+
+
+def register_script_printer(
+    func_type: type, printer: Callable[[Any, str], str], prelude: str | None = None
+) -> None:
+    """Make ``IRModule.script()`` print ``func_type`` functions (and subclasses) with ``printer``.
+
+    ``printer(func, name)`` returns the function's TVMScript, decorator and ``def name(...)``
+    included, unindented.  ``prelude`` is the import the text needs, e.g.
+    ``"from tvm.script import tir as T"``; the module header lists it as a comment.
+    """
+    if not isinstance(func_type, type):
+        raise TypeError(f"register_script_printer expects a class, got {func_type!r}")
+    if not callable(printer):
+        raise TypeError("register_script_printer: printer must be callable(func, name) -> str")
+    _SCRIPT_PRINTERS[func_type] = (printer, prelude)
+
+
+def register_expr_wrapper(expr_type: type, wrap: Callable[[Any], BaseFunc]) -> None:
+    """Teach :meth:`IRModule.from_expr` to wrap a non-function expression into a function."""
+    _EXPR_WRAPPERS[expr_type] = wrap
+
+
+def _lookup_by_mro(table: dict[type, Any], cls: type) -> Any:
+    for base in cls.__mro__:
+        found = table.get(base)
+        if found is not None:
+            return found
+    return None
+
+
+class FunctionNotFoundError(KeyError):
+    """A function or global variable name that the module does not define."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+def _normalize_functions(functions: Any) -> FrozenDict:
+    if functions is None:
+        return FrozenDict()
+    if not isinstance(functions, dict):
+        raise TypeError(
+            f"IRModule functions must be a dict of name or GlobalVar -> BaseFunc, got "
+            f"{type(functions).__name__}"
+        )
+    by_name: dict[str, tuple[GlobalVar, BaseFunc]] = {}
+    for key, func in functions.items():
+        if isinstance(key, str):
+            gv = GlobalVar(key)
+        elif isinstance(key, GlobalVar):
+            gv = key
+        else:
+            raise TypeError(
+                f"IRModule function keys must be str or GlobalVar, got {type(key).__name__} {key!r}"
+            )
+        if not isinstance(func, BaseFunc):
+            raise TypeError(
+                f"IRModule function {gv.name_hint!r} must be a BaseFunc (PrimFunc, relax "
+                f"Function, ...), got {type(func).__name__}"
+            )
+        if gv.name_hint in by_name:
+            raise ValueError(f"IRModule defines the global name {gv.name_hint!r} twice")
+        by_name[gv.name_hint] = (gv, func)
+    return FrozenDict((by_name[n][0], by_name[n][1]) for n in sorted(by_name))
+
+
+@register_object("ir.IRModule")
+class IRModule(Object):
+    """``IRModule({"main": func, gv: other}, attrs={"name": "demo"})``.
+
+    Keys may be names or :class:`GlobalVar` objects; names get new global variables.
+    """
+
+    functions: dict = tree_field(default=None)
+    attrs: dict = tree_field(default=None)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "functions", _normalize_functions(self.functions))
+        object.__setattr__(self, "attrs", _check_attrs("IRModule", self.attrs))
+
+    # -- construction -------------------------------------------------------------------------
+    @staticmethod
+    def from_expr(
+        expr: Any,
+        functions: dict[GlobalVar | str, BaseFunc] | None = None,
+        attrs: dict[str, Any] | None = None,
+        name: str = "main",
+    ) -> IRModule:
+        """A module whose ``name`` function is ``expr`` (wrapped into a function if needed)."""
+        if not isinstance(expr, BaseFunc):
+            wrap = _lookup_by_mro(_EXPR_WRAPPERS, type(expr))
+            if wrap is None:
+                raise TypeError(
+                    f"IRModule.from_expr: cannot make a function of {type(expr).__name__}; "
+                    "pass a BaseFunc, or import the package that registers a wrapper for it"
+                )
+            expr = wrap(expr)
+        funcs: dict[GlobalVar | str, BaseFunc] = dict(functions or {})
+        funcs[name] = expr
+        return IRModule(funcs, attrs)
+
+    # -- lookup -------------------------------------------------------------------------------
+    def _find(self, key: GlobalVar | str) -> GlobalVar | None:
+        if isinstance(key, GlobalVar):
+            if key in self.functions:
+                return key
+            name = key.name_hint
+        elif isinstance(key, str):
+            name = key
+        else:
+            raise TypeError(f"IRModule keys are str or GlobalVar, got {type(key).__name__}")
+        for gv in self.functions:
+            if gv.name_hint == name:
+                return gv
+        return None
+
+    def _missing(self, key: GlobalVar | str) -> FunctionNotFoundError:
+        name = key.name_hint if isinstance(key, GlobalVar) else str(key)
+        names = [gv.name_hint for gv in self.functions]
+        close = difflib.get_close_matches(name, names, n=3)
+        hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+        listing = ", ".join(names) if names else "none"
+        return FunctionNotFoundError(
+            f"IRModule has no function named {name!r}{hint} (functions: {listing})"
+        )
+
+    def get_global_var(self, name: str) -> GlobalVar:
+        """The GlobalVar named ``name``; FunctionNotFoundError (a KeyError) lists the names."""
+        gv = self._find(name)
+        if gv is None:
+            raise self._missing(name)
+        return gv
+
+    def get_global_vars(self) -> list[GlobalVar]:
+        """All global variables, sorted by name."""
+        return list(self.functions)
+
+    def __getitem__(self, key: GlobalVar | str) -> BaseFunc:
+        gv = self._find(key)
+        if gv is None:
+            raise self._missing(key)
+        return self.functions[gv]
+
+    def __contains__(self, key: object) -> bool:
+        if not isinstance(key, (str, GlobalVar)):
+            return False
+        return self._find(key) is not None
+
+    def __iter__(self) -> Iterator[GlobalVar]:
+        return iter(self.functions)
+
+    def items(self) -> ItemsView[GlobalVar, BaseFunc]:
+        """``(GlobalVar, function)`` pairs sorted by name."""
+        return self.functions.items()
+
+    def get_attr(self, key: str, default: Any = None) -> Any:
+        return self.attrs.get(key, default)
+
+    # -- functional updates (return new modules) ------------------------------------------
+    def _with(self, key: GlobalVar | str, func: BaseFunc) -> dict[GlobalVar, BaseFunc]:
+        funcs = dict(self.functions)
+        existing = self._find(key)
+        if existing is not None:
+            if isinstance(key, GlobalVar) and key is not existing:
+                raise ValueError(
+                    f"IRModule already has a different GlobalVar named {key.name_hint!r}; "
+                    "use mod.get_global_var(name) to update it"
+                )
+            funcs[existing] = func
+        else:
+            funcs[key if isinstance(key, GlobalVar) else GlobalVar(key)] = func
+        return funcs
+
+    def with_function(self, key: GlobalVar | str, func: BaseFunc) -> IRModule:
+        """A new module where ``key`` names ``func`` (the existing GlobalVar is kept)."""
+        return IRModule(self._with(key, func), self.attrs)
+
+    def with_functions(self, functions: dict[GlobalVar | str, BaseFunc]) -> IRModule:
+        """A new module with several functions added or replaced."""
+        mod = self
+        for key, func in functions.items():
+            mod = mod.with_function(key, func)
+        return mod
+
+    def without_function(self, key: GlobalVar | str) -> IRModule:
+        """A new module without ``key``; FunctionNotFoundError if absent."""
+        gv = self.get_global_var(key.name_hint if isinstance(key, GlobalVar) else key)
+        return IRModule({g: f for g, f in self.functions.items() if g is not gv}, self.attrs)
+
+    def with_attr(self, key: str, value: Any) -> IRModule:
+        """A new module with module attribute ``key`` set."""
+        return IRModule(self.functions, {**self.attrs, key: value})
+
+    def without_attr(self, key: str) -> IRModule:
+        return IRModule(self.functions, {k: v for k, v in self.attrs.items() if k != key})
+
+    def copy(self) -> IRModule:
+        """A distinct module object with the same content."""
+        return IRModule(self.functions, self.attrs)
+
+    # -- copy-on-write, in-place updates (TVM style) ----------------------------------------
+    def _replace_functions(self, funcs: dict[GlobalVar, BaseFunc]) -> None:
+        object.__setattr__(self, "functions", _normalize_functions(funcs))
+
+    def __setitem__(self, key: GlobalVar | str, func: BaseFunc) -> None:
+        """``mod["f"] = func`` adds or replaces, copy-on-write (see the module docstring)."""
+        self._replace_functions(self._with(key, func))
+
+    def add(self, key: GlobalVar | str, func: BaseFunc, update: bool = False) -> GlobalVar:
+        """Add ``func`` in place; returns its GlobalVar.  Existing names need ``update=True``."""
+        if not update and self._find(key) is not None:
+            name = key.name_hint if isinstance(key, GlobalVar) else key
+            raise ValueError(
+                f"IRModule already defines {name!r}; use update=True or update_func to replace it"
+            )
+        self[key] = func
+        return self.get_global_var(key.name_hint if isinstance(key, GlobalVar) else key)
+
+    def update_func(self, key: GlobalVar | str, func: BaseFunc) -> None:
+        """Replace an existing function in place; FunctionNotFoundError if absent."""
+        if self._find(key) is None:
+            raise self._missing(key)
+        self[key] = func
+
+    def update(self, other: IRModule) -> None:
+        """Add or replace every function of ``other`` in place (by name)."""
+        funcs = dict(self.functions)
+        for gv, func in other.functions.items():
+            existing = self._find(gv.name_hint)
+            funcs[existing if existing is not None else gv] = func
+        self._replace_functions(funcs)
+
+    def remove(self, key: GlobalVar | str) -> None:
+        """Remove a function in place; FunctionNotFoundError if absent."""
+        gv = self._find(key)
+        if gv is None:
+            raise self._missing(key)
+        self._replace_functions({g: f for g, f in self.functions.items() if g is not gv})
+
+    __delitem__ = remove
+
+    # -- printing -----------------------------------------------------------------------------
+    def script(self, name: str = "Module") -> str:
+        """The module as TVMScript (``@I.ir_module class Module: ...``)."""
+        preludes = ["from tvm.script import ir as I"]
+        bodies: list[str] = []
+        if self.attrs:
+            items = ", ".join(f"{k!r}: {v!r}" for k, v in self.attrs.items())
+            bodies.append(f"I.module_attrs({{{items}}})")
+        for gv, func in self.functions.items():
+            entry = _lookup_by_mro(_SCRIPT_PRINTERS, type(func))
+            if entry is None:
+                bodies.append(
+                    f"# {func._type_key}: no TVMScript printer is registered for "
+                    f"{type(func).__name__}\n{gv.name_hint} = {func!r}"
+                )
+                continue
+            printer, prelude = entry
+            if prelude and prelude not in preludes:
+                preludes.append(prelude)
+            bodies.append(printer(func, gv.name_hint).rstrip("\n"))
+        head = "".join(f"# {p}\n" for p in preludes)
+        body = "\n\n".join(_indent(b) for b in bodies) if bodies else "    pass"
+        return f"{head}\n@I.ir_module\nclass {name}:\n{body}\n"
+
+    def show(self, name: str = "Module") -> None:
+        """Print :meth:`script`."""
+        print(self.script(name), end="")
+
+    def __str__(self) -> str:
+        return self.script()
+
+
+def _indent(text: str, prefix: str = "    ") -> str:
+    return "\n".join(prefix + line if line.strip() else "" for line in text.split("\n"))
+
+
+register_repr(IRModule, IRModule.script)
