@@ -8,7 +8,6 @@ import pickle
 
 import pytest
 from toy_ir import Add, Call, Const, Expr, Func, Let, Seq, Span, Var
-
 from tvm.ffi import (
     FieldInfo,
     Object,

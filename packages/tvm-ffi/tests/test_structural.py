@@ -24,7 +24,6 @@ from toy_ir import (
     mutations,
     uses_free,
 )
-
 from tvm.ffi import (
     StructuralMismatch,
     assert_structural_equal,
@@ -33,7 +32,7 @@ from tvm.ffi import (
     structural_hash,
 )
 
-PROPERTY = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROPERTY = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def mismatch(a, b, **kw):

@@ -26,11 +26,12 @@ Recipe forms::
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from functools import cache
+from typing import Any
 
 import numpy as np
 from hypothesis import strategies as st
-
 from tvm.ffi import Object, def_field, ignore_field, register_object, tree_field
 
 
@@ -104,6 +105,7 @@ ATTR_KEYS = ("axis", "keepdims", "mode")
 N_FREE = 2
 
 
+@cache  # rebuilding the nested strategies costs more than drawing from them
 def expr_recipes(depth: int, scope: int, allow_free: bool = True) -> st.SearchStrategy:
     """Recipes of expressions over ``scope`` bound variables, nested at most ``depth`` deep."""
     leaves: list[st.SearchStrategy] = [st.tuples(st.just("const"), st.integers(-3, 3))]
@@ -184,7 +186,7 @@ def first_diff(a: tuple, b: tuple) -> str:
     """The access path, below a common position, of the first difference of two recipes.
 
     Both are read in the same scope; this mirrors the documented traversal order (fields in
-    declaration order, sequence items in order, string-keyed dict items in lhs order).
+    declaration order, sequence items in order, string-keyed dict items by sorted key).
     """
     if a[0] != b[0]:
         return ""
@@ -205,7 +207,7 @@ def first_diff(a: tuple, b: tuple) -> str:
         da, db = dict(a[3]), dict(b[3])
         if set(da) != set(db):
             return ".attrs"
-        for key in da:
+        for key in sorted(da):
             if da[key] != db[key]:
                 return f".attrs[{key!r}]"
         raise AssertionError("recipes are equal")

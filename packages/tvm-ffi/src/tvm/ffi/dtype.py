@@ -42,7 +42,8 @@ _LEGAL_BITS = {
     DTypeCode.COMPLEX: (64, 128),
 }
 
-_PATTERN = re.compile(r"^([a-z]+?)(\d*)(?:x(\d+))?$")
+# The prefixes are spelled out: a lazy ``[a-z]+?`` would read "complex64" as "comple" x 64.
+_PATTERN = re.compile(r"^(bfloat|float|uint|int|complex)(\d*)(?:x(\d+))?$")
 
 
 @lru_cache(maxsize=512)
@@ -83,10 +84,15 @@ def parse_dtype(text: str) -> tuple[int, int, int]:
 
 
 def format_dtype(code: int, bits: int, lanes: int = 1) -> str:
-    """Inverse of :func:`parse_dtype`."""
+    """Inverse of :func:`parse_dtype`; a ValueError for a triple no dtype string denotes."""
     code = DTypeCode(code)
     if code == DTypeCode.HANDLE:
-        return "void" if bits == 0 else "handle"
+        if (bits, lanes) in ((64, 1), (0, 0)):
+            return "handle" if bits else "void"
+        _no_string(code, bits, lanes, "handle is (64, 1) and void is (0, 0)")
+    legal = (8,) if code == DTypeCode.BOOL else _LEGAL_BITS[code]
+    if bits not in legal or lanes < 1:
+        _no_string(code, bits, lanes, f"bits must be one of {legal} and lanes at least 1")
     if code == DTypeCode.BOOL:
         base = "bool"
     else:
@@ -100,11 +106,20 @@ def format_dtype(code: int, bits: int, lanes: int = 1) -> str:
     return base if lanes == 1 else f"{base}x{lanes}"
 
 
+def _no_string(code: DTypeCode, bits: int, lanes: int, rule: str) -> None:
+    raise ValueError(
+        f"no dtype string for (code={code.name}, bits={bits}, lanes={lanes}): "
+        f"for {code.name} {rule}"
+    )
+
+
 def to_numpy_dtype(text: str):
     """The numpy dtype of a scalar dtype string (bfloat16 and float8 through ml_dtypes)."""
     import numpy as np
 
     code, bits, lanes = parse_dtype(text)
+    if code == DTypeCode.HANDLE:
+        raise ValueError(f"{text!r}: handle has no numpy equivalent")
     if lanes != 1:
         raise ValueError(f"vector dtype {text!r} has no numpy equivalent")
     if code == DTypeCode.BOOL:
@@ -113,8 +128,6 @@ def to_numpy_dtype(text: str):
         import ml_dtypes
 
         return np.dtype(ml_dtypes.bfloat16 if code == DTypeCode.BFLOAT else ml_dtypes.float8_e4m3fn)
-    if code == DTypeCode.HANDLE:
-        raise ValueError("handle has no numpy equivalent")
     if bits < 8:
         raise ValueError(f"sub-byte dtype {text!r} has no numpy equivalent")
     kind = {DTypeCode.INT: "i", DTypeCode.UINT: "u", DTypeCode.FLOAT: "f", DTypeCode.COMPLEX: "c"}[code]

@@ -88,7 +88,12 @@ class _Writer:
         for cls in type(x).__mro__:
             codec = _VALUE_ENCODERS.get(cls)
             if codec is not None:
-                return {"$value": codec[0], "data": codec[1](x)}
+                data = codec[1](x)
+                try:
+                    json.dumps(data)
+                except (TypeError, ValueError) as err:
+                    self.fail(f"the {codec[0]!r} encoder returned data JSON cannot hold: {err}")
+                return {"$value": codec[0], "data": data}
         self.fail(
             f"cannot serialise a value of type {type(x).__module__}.{type(x).__qualname__}; "
             "register it with tvm.ffi.register_json_value"
@@ -102,10 +107,16 @@ class _Writer:
         found = self.index.get(id(obj))
         if found is not None:
             return found
-        if _TYPE_REGISTRY.get(obj._type_key) is not type(obj):
+        registered = _TYPE_REGISTRY.get(obj._type_key)
+        if registered is not type(obj):
+            hint = (
+                "use @register_object('key')"
+                if registered is None
+                else f"{obj._type_key!r} now names {registered.__module__}.{registered.__qualname__}"
+            )
             self.fail(
                 f"{type(obj).__module__}.{type(obj).__qualname__} is not registered under a "
-                "type key (use @register_object('key')) and cannot be serialised"
+                f"type key ({hint}) and cannot be serialised"
             )
         fields = {}
         for info, value in obj.iter_fields():
