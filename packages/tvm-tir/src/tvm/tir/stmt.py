@@ -209,16 +209,42 @@ class Block(Stmt):
     primitives address by name.
     """
 
+    # Declaration order is comparison order: the buffers a block allocates or matches are
+    # bound before the regions and the body that use them.  The constructor keeps the
+    # familiar argument order.
     iter_vars: tuple = def_field()
+    alloc_buffers: tuple = def_field(default=())
+    match_buffers: tuple = ()
     reads: tuple = ()
     writes: tuple = ()
     name_hint: str = ""
     body: Stmt = None  # type: ignore[assignment]
     init: Optional[Stmt] = None
-    alloc_buffers: tuple = def_field(default=())
-    match_buffers: tuple = ()
     annotations: dict = None  # type: ignore[assignment]
     span: Optional[Span] = ignore_field(default=None, kw_only=True)
+
+    def __init__(
+        self,
+        iter_vars: Any = (),
+        reads: Any = (),
+        writes: Any = (),
+        name_hint: str = "",
+        body: Optional[Stmt] = None,
+        init: Optional[Stmt] = None,
+        alloc_buffers: Any = (),
+        match_buffers: Any = (),
+        annotations: Optional[dict] = None,
+        *,
+        span: Optional[Span] = None,
+    ):
+        for name, value in (
+            ("iter_vars", iter_vars), ("alloc_buffers", alloc_buffers),
+            ("match_buffers", match_buffers), ("reads", reads), ("writes", writes),
+            ("name_hint", name_hint), ("body", body), ("init", init),
+            ("annotations", annotations), ("span", span),
+        ):
+            object.__setattr__(self, name, value)
+        self.__post_init__()
 
     def __post_init__(self) -> None:
         super().__post_init__()
