@@ -1,0 +1,78 @@
+"""Run-side hook specifications of tvm-runtime.
+
+A target distribution implements these in its plugin module (entry point group ``tvm``)::
+
+    from tvm.ffi.plugin import hookimpl
+
+    @hookimpl
+    def tvm_device_api(device_type):
+        if device_type == 2:          # kDLCUDA
+            return CUDADeviceAPI()    # a tvm.runtime.device.DeviceAPI
+
+    @hookimpl
+    def tvm_runtime_module_loader(fmt):
+        if fmt == "ptx":
+            return load_ptx_module    # path -> tvm.runtime.Module
+
+Both hooks are ``firstresult``: the first plugin that answers (not ``None``) wins; the
+built-in implementations (CPU device API, ``.so``/``.dylib`` loader) run last, so a plugin
+can override them.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from typing import TYPE_CHECKING, Callable
+
+import pluggy
+from tvm.ffi.plugin import add_hookspecs, get_plugin_manager, hookspec, register_plugin
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .device import DeviceAPI
+    from .module import Module
+
+__all__ = ["tvm_device_api", "tvm_runtime_module_loader", "plugin_manager", "register_builtins"]
+
+
+@hookspec(firstresult=True)
+def tvm_device_api(device_type: int) -> DeviceAPI | None:
+    """Return the :class:`~tvm.runtime.device.DeviceAPI` serving DLPack ``device_type``.
+
+    Return ``None`` for device types the plugin does not serve.
+    """
+
+
+@hookspec(firstresult=True)
+def tvm_runtime_module_loader(fmt: str) -> Callable[[str], Module] | None:
+    """Return a loader ``path -> Module`` for files of format ``fmt`` (the suffix, no dot).
+
+    Return ``None`` for formats the plugin does not read.
+    """
+
+
+add_hookspecs(sys.modules[__name__])
+
+_lock = threading.Lock()
+_builtins_registered = False
+
+
+def register_builtins() -> None:
+    """Register tvm-runtime's built-in plugins (CPU device API, shared-library loader) once."""
+    global _builtins_registered
+    if _builtins_registered:
+        return
+    with _lock:
+        if not _builtins_registered:
+            from .device import BuiltinCPUPlugin
+            from .module import BuiltinModuleLoaderPlugin
+
+            register_plugin(BuiltinCPUPlugin, "tvm-runtime-cpu", distribution="tvm-runtime")
+            register_plugin(BuiltinModuleLoaderPlugin, "tvm-runtime-so", distribution="tvm-runtime")
+            _builtins_registered = True
+
+
+def plugin_manager() -> pluggy.PluginManager:
+    """The tvm plugin manager, with tvm-runtime's built-in plugins registered."""
+    register_builtins()
+    return get_plugin_manager()
