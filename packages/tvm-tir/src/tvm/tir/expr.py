@@ -546,6 +546,26 @@ class IterVar(Object):
         super().__post_init__()
         object.__setattr__(self, "iter_type", IterVarType(self.iter_type))
 
+    def as_prim_expr(self) -> Var:
+        """The iteration variable as an expression (``convert(iv)`` is ``iv.var``)."""
+        return self.var
+
+
+def _forward_to_var(name: str) -> Any:
+    def method(self: IterVar, *args: Any) -> Any:
+        return getattr(self.var, name)(*args)
+
+    method.__name__ = name
+    return method
+
+
+# An IterVar stands for its variable in arithmetic, as in TVM (``h + k`` with a reduction axis
+# ``k``).  ``==``/``!=`` stay identity so IterVars still work as dictionary keys.
+for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__",
+              "__truediv__", "__rtruediv__", "__floordiv__", "__rfloordiv__", "__mod__",
+              "__rmod__", "__neg__", "__lt__", "__le__", "__gt__", "__ge__"):
+    setattr(IterVar, _name, _forward_to_var(_name))
+
 
 @register_object("tir.CommReducer")
 class CommReducer(Object):
