@@ -23,3 +23,29 @@ from .stmt import (
     Evaluate, For, ForKind, IfThenElse, LetStmt, MatchBufferRegion, SeqStmt, Stmt, While, stmt_seq,
 )
 from .stmt_functor import free_vars, ir_transform, post_order_visit, pre_order_visit, substitute
+from . import analysis, transform
+from .build import build, get_default_pipeline, get_lowering_pipeline, lower
+
+
+def _install_script_printer() -> None:
+    """``repr`` of TIR objects and ``IRModule.script()`` print TVMScript (``tvm.script.tir``),
+    importing the printer on first use."""
+    from tvm.ffi import register_repr
+    from tvm.ir.module import register_script_printer
+
+    def script_repr(node):
+        from tvm.script.tir.printer import safe_repr
+
+        return safe_repr(node)
+
+    def module_printer(func, name):
+        from tvm.script.tir.printer import print_prim_func
+
+        return print_prim_func(func, name, header=False)
+
+    for cls in (PrimFunc, PrimExpr, Stmt, Buffer, BufferRegion, IterVar, Range):
+        register_repr(cls, script_repr)
+    register_script_printer(PrimFunc, module_printer, "from tvm.script import tir as T")
+
+
+_install_script_printer()

@@ -1,0 +1,12 @@
+"""TIR passes (each module defines one pass; this package re-exports them)."""
+
+from .make_packed_api import MakePackedAPI, make_packed_api
+from .flatten_buffer import FlattenBuffer, flatten_buffer
+from .lower_allocation import LowerAllocation, lower_allocation
+from .lower_init_block import LowerInitBlock, lower_init_block
+from .lower_opaque_block import LowerOpaqueBlock, lower_opaque_block
+from .remove_no_op import RemoveNoOp, remove_no_op
+from .simplify import Simplify, simplify
+from .unroll_loop import UnrollLoop, unroll_loop
+from .vectorize_loop import VectorizeLoop, vectorize_loop
+from ..analysis.verify import VerifyWellFormed, verify_well_formed
