@@ -1,0 +1,52 @@
+"""The ``llvm`` plugin of tvm (entry point ``[project.entry-points.tvm] llvm``).
+
+Registers the ``llvm`` target kind (CPU, device type 1) and answers ``tvm_tir_codegen``
+for it.  Importing this module stays cheap: LLVM is initialised only when code is generated.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from tvm.ffi.plugin import hookimpl
+
+__all__ = ["tvm_register_target_kinds", "tvm_tir_codegen", "LLVM_TARGET_ATTRS"]
+
+#: attribute -> (type, default) of the llvm target kind
+LLVM_TARGET_ATTRS = {
+    "mcpu": (str, None),
+    "mtriple": (str, None),
+    "mattr": (list[str], None),
+    "num-cores": (int, None),
+    "opt-level": (int, 3),
+}
+
+
+def _kind() -> Any:
+    from tvm.ir.target import TargetKind
+
+    return TargetKind(
+        "llvm",
+        1,
+        attrs=LLVM_TARGET_ATTRS,
+        default_keys=("cpu",),
+        package="tvm-target-llvm",
+        doc="CPU code through LLVM (llvmlite): -mcpu, -mtriple, -mattr, -num-cores, -opt-level",
+    )
+
+
+@hookimpl
+def tvm_register_target_kinds(register: Callable[[Any], None]) -> None:
+    register(_kind())
+
+
+@hookimpl
+def tvm_tir_codegen(target: Any) -> Callable[..., Any] | None:
+    kind = getattr(target, "kind_name", None)
+    if kind is None and isinstance(target, str):
+        kind = target.split()[0] if target.split() else None
+    if kind != "llvm":
+        return None
+    from .build import build
+
+    return build
