@@ -25,6 +25,7 @@ from .stmt import (
 from .stmt_functor import free_vars, ir_transform, post_order_visit, pre_order_visit, substitute
 from . import analysis, transform
 from .build import build, get_default_pipeline, get_lowering_pipeline, lower
+from .schedule import BlockRV, ExprRV, LoopRV, Schedule, ScheduleError, ScheduleState, StmtSRef
 
 
 def _install_script_printer() -> None:

@@ -50,6 +50,16 @@ class PrimFunc(BaseFunc):
     def with_attr(self, key: str, value: Any) -> PrimFunc:
         return self.with_fields(attrs={**self.attrs, key: value})
 
+    def script(self, name: Optional[str] = None) -> str:
+        """This function as TVMScript (``@T.prim_func``); it parses back to an equal function."""
+        from tvm.script.tir.printer import print_prim_func
+
+        return print_prim_func(self, name)
+
+    def show(self, name: Optional[str] = None) -> None:
+        """Print :meth:`script`."""
+        print(self.script(name), end="")
+
     def with_body(self, body: Stmt) -> PrimFunc:
         return self.with_fields(body=body)
 

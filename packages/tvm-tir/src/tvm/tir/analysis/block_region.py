@@ -327,7 +327,7 @@ class _Collector(StmtExprVisitor):
             else:
                 los.append(item.lo)
                 his.append(item.hi)
-        dtype = _index_dtype(items)
+        dtype = _index_dtype(items, buffer.shape[dim].dtype)
         lo = _extreme(los, pick_min=True)
         hi = _extreme(his, pick_min=False)
         if len(lo) == 1 and len(hi) == 1:
@@ -350,14 +350,14 @@ def _index_range(index: PrimExpr) -> Any:
     return (index, const(1, index.dtype))
 
 
-def _index_dtype(items: list[Any]) -> str:
+def _index_dtype(items: list[Any], default: str = "int32") -> str:
     for item in items:
         if isinstance(item, _Exact):
             return item.min.dtype
     for item in items:
-        for atom, _ in item.lo.terms.values():
+        for atom, _ in (*item.lo.terms.values(), *item.hi.terms.values()):
             return atom.dtype
-    return "int32"
+    return default
 
 
 def _extreme(lins: list[_Lin], pick_min: bool) -> list[_Lin]:
