@@ -189,11 +189,19 @@ def test_export_and_load_in_a_fresh_process_with_only_the_runtime(add_module, tm
         except rt.KernelError as err:
             print("error:", err)
         assert not any(k in sys.modules for k in ("tvm.tir", "tvm.ir", "tvm.target.c.codegen"))
+        for forbidden in ("tvm.ir", "tvm.tir", "tvm.target.c"):
+            try:
+                __import__(forbidden)
+            except ImportError:
+                pass
+            else:
+                raise SystemExit(forbidden + " must not be importable here")
         print("ok", m.target)
     """)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        str(REPO / "packages" / p / "src") for p in ("tvm-ffi", "tvm-runtime"))}
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env,
+    from tvm.runtime.testing import runtime_only_python
+
+    argv, env = runtime_only_python(tmp_path)
+    proc = subprocess.run([*argv, "-c", script], capture_output=True, text=True, env=env,
                           timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "error: add: argument C has shape[0] = 3, but n = 2 from argument A" in proc.stdout

@@ -101,11 +101,10 @@ def test_export_library_and_load_in_a_runtime_only_process(saxpy_module, tmp_pat
     script = tmp_path / "runner.py"
     script.write_text(RUNNER)
     out = tmp_path / "y.npy"
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(
-        [str(PACKAGES / "tvm-ffi" / "src"), str(PACKAGES / "tvm-runtime" / "src")])
-    env["TVM_DISABLE_PLUGINS"] = "llvm"
-    proc = subprocess.run([sys.executable, str(script), str(lib), str(out)],
+    from tvm.runtime.testing import runtime_only_python
+
+    argv, env = runtime_only_python(tmp_path)
+    proc = subprocess.run([*argv, str(script), str(lib), str(out)],
                           capture_output=True, text=True, env=env, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     x = np.linspace(-1, 1, 1000).astype("float32")

@@ -1,0 +1,15 @@
+"""Relax operators: Python builders returning :class:`~tvm.relax.Call` nodes.
+
+Each family module declares its operators with :func:`~tvm.relax.op.base.register_op`
+(name, inputs, Attrs class, StructInfo inference, later the legalization) in one place.
+"""
+
+from . import base, builtin, nn
+from .base import Attrs, OpSpec, get_op_spec, make_call, register_op
+from .binary import *  # noqa: F403
+from .binary import BINARY_OPS
+from .call import call_dps_packed, call_pure_packed, call_tir, null_value, shape_of
+from .linear_algebra import MatmulAttrs, matmul
+from .manipulate import PermuteDimsAttrs, permute_dims, reshape
+from .unary import *  # noqa: F403
+from .unary import UNARY_OPS, AstypeAttrs, ClipAttrs, astype, clip

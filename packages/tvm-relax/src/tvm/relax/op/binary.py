@@ -1,0 +1,70 @@
+"""Elementwise binary operators with numpy broadcasting.
+
+Every entry of :data:`BINARY_OPS` declares ``relax.<name>``: two tensors (or scalars, taken
+as 0-d tensors) of the same dtype; the output has their broadcast shape and dtype, ``bool``
+for comparisons and logical operators.  Python builders: ``relax.op.add(x1, x2)``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..expr import Call, Expr
+from ._elementwise import infer_binary
+from .base import OpSpec, make_call, register_op
+
+# name -> (output dtype override, input dtype requirement, doc)
+BINARY_OPS: dict[str, tuple[str, str, str]] = {
+    "add": ("", "", "x1 + x2"),
+    "subtract": ("", "", "x1 - x2"),
+    "multiply": ("", "", "x1 * x2"),
+    "divide": ("", "", "x1 / x2 (true division for floats, truncating for integers)"),
+    "floor_divide": ("", "", "floor(x1 / x2)"),
+    "mod": ("", "", "truncated remainder"),
+    "floor_mod": ("", "", "floored remainder (numpy's %)"),
+    "power": ("", "", "x1 ** x2"),
+    "maximum": ("", "", "elementwise maximum"),
+    "minimum": ("", "", "elementwise minimum"),
+    "equal": ("bool", "", "x1 == x2"),
+    "not_equal": ("bool", "", "x1 != x2"),
+    "less": ("bool", "", "x1 < x2"),
+    "less_equal": ("bool", "", "x1 <= x2"),
+    "greater": ("bool", "", "x1 > x2"),
+    "greater_equal": ("bool", "", "x1 >= x2"),
+    "logical_and": ("bool", "", "x1 and x2"),
+    "logical_or": ("bool", "", "x1 or x2"),
+    "logical_xor": ("bool", "", "x1 xor x2"),
+    "bitwise_and": ("", "int", "x1 & x2 (integers)"),
+    "bitwise_or": ("", "int", "x1 | x2 (integers)"),
+    "bitwise_xor": ("", "int", "x1 ^ x2 (integers)"),
+    "left_shift": ("", "int", "x1 << x2 (integers)"),
+    "right_shift": ("", "int", "x1 >> x2 (integers)"),
+}
+
+
+def _declare(name: str, out_dtype: str, require: str, doc: str) -> OpSpec:
+    op_name = f"relax.{name}"
+
+    def builder(x1: Expr, x2: Expr) -> Call:
+        return make_call(op_name, [x1, x2])
+
+    builder.__name__ = builder.__qualname__ = name
+    builder.__doc__ = f"``{doc}`` elementwise, with numpy broadcasting."
+
+    def infer(call: Call, ctx: Any) -> Any:
+        return infer_binary(call, ctx, out_dtype, require)
+
+    return register_op(op_name, inputs=("x1", "x2"), infer=infer, op_pattern="broadcast")(builder)
+
+
+for _name, (_out, _req, _doc) in BINARY_OPS.items():
+    globals()[_name] = _declare(_name, _out, _req, _doc)
+
+__all__ = list(BINARY_OPS)
+
+
+# -- legalization to TIR (te computes of tvm.relax.topi.elemwise) -----------------------------
+from ._lower import binary_legalizer as _binary_legalizer  # noqa: E402
+
+for _name in BINARY_OPS:
+    globals()[_name].legalize(_binary_legalizer(_name))

@@ -1,0 +1,102 @@
+"""``relax.nn`` activations and softmax."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tvm.ffi import register_object
+
+from ...expr import Call, Expr
+from ...struct_info import StructInfo
+from .._elementwise import infer_unary
+from ..base import Attrs, arg_tensor, make_call, normalize_axis, register_op
+
+__all__ = ["softmax", "log_softmax", "relu", "silu", "gelu", "gelu_tanh", "SoftmaxAttrs"]
+
+
+@register_object("relax.attrs.SoftmaxAttrs")
+class SoftmaxAttrs(Attrs):
+    """``axis``: the axis normalised over."""
+
+    axis: int = -1
+
+
+def _infer_softmax(call: Call, ctx: Any) -> StructInfo:
+    x = arg_tensor(call, 0)
+    if x.ndim == 0:
+        from ..base import op_error
+
+        raise op_error(call, "needs a tensor with at least one dimension, got a scalar")
+    if x.ndim != -1:
+        normalize_axis(call, call.attrs.axis, x.ndim)
+    return infer_unary(call, ctx, "float")
+
+
+@register_op("relax.nn.softmax", inputs=("data",), attrs=SoftmaxAttrs, infer=_infer_softmax,
+             op_pattern="out_elemwise_fusable")
+def softmax(data: Expr, axis: int = -1) -> Call:
+    """``exp(x) / sum(exp(x), axis)``."""
+    return make_call("relax.nn.softmax", [data], SoftmaxAttrs(axis=int(axis)))
+
+
+@register_op("relax.nn.log_softmax", inputs=("data",), attrs=SoftmaxAttrs, infer=_infer_softmax,
+             op_pattern="out_elemwise_fusable")
+def log_softmax(data: Expr, axis: int = -1) -> Call:
+    """``x - log(sum(exp(x), axis))``."""
+    return make_call("relax.nn.log_softmax", [data], SoftmaxAttrs(axis=int(axis)))
+
+
+def _infer_activation(call: Call, ctx: Any) -> StructInfo:
+    return infer_unary(call, ctx)
+
+
+def _infer_float_activation(call: Call, ctx: Any) -> StructInfo:
+    return infer_unary(call, ctx, "float")
+
+
+@register_op("relax.nn.relu", inputs=("data",), infer=_infer_activation, op_pattern="elemwise")
+def relu(data: Expr) -> Call:
+    """``max(x, 0)``."""
+    return make_call("relax.nn.relu", [data])
+
+
+@register_op("relax.nn.silu", inputs=("data",), infer=_infer_float_activation,
+             op_pattern="elemwise")
+def silu(data: Expr) -> Call:
+    """``x * sigmoid(x)``."""
+    return make_call("relax.nn.silu", [data])
+
+
+@register_op("relax.nn.gelu", inputs=("data",), infer=_infer_float_activation,
+             op_pattern="elemwise")
+def gelu(data: Expr) -> Call:
+    """``0.5 * x * (1 + erf(x / sqrt(2)))``."""
+    return make_call("relax.nn.gelu", [data])
+
+
+@register_op("relax.nn.gelu_tanh", inputs=("data",), infer=_infer_float_activation,
+             op_pattern="elemwise")
+def gelu_tanh(data: Expr) -> Call:
+    """``0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x ** 3)))``."""
+    return make_call("relax.nn.gelu_tanh", [data])
+
+
+# -- legalization to TIR (te computes of tvm.relax.topi) --------------------------------------
+from .._lower import te_call as _te_call, unary_legalizer as _unary_legalizer  # noqa: E402
+
+for _spec, _fn in ((relu, "relu"), (silu, "silu"), (gelu, "gelu"), (gelu_tanh, "gelu_tanh")):
+    _spec.legalize(_unary_legalizer(_fn))
+
+
+@softmax.legalize
+def _legalize_softmax(bb: Any, call: Call) -> Any:
+    from ...topi import norm
+
+    return _te_call(bb, call, norm.softmax, call.args[0], call.attrs.axis)
+
+
+@log_softmax.legalize
+def _legalize_log_softmax(bb: Any, call: Call) -> Any:
+    from ...topi import norm
+
+    return _te_call(bb, call, norm.log_softmax, call.args[0], call.attrs.axis)

@@ -1,0 +1,123 @@
+"""Elementwise unary operators.
+
+Every entry of :data:`UNARY_OPS` declares ``relax.<name>`` over one tensor (or scalar): the
+output has the input's shape and dtype (``bool`` for predicates).  Operators marked
+``float`` reject integer inputs.  ``astype`` and ``clip`` carry attributes.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from tvm.ffi import register_object
+
+from ..expr import Call, Expr
+from ..struct_info import StructInfo, TensorStructInfo, canonical_dtype
+from ._elementwise import infer_unary
+from .base import Attrs, OpSpec, arg_sinfo, make_call, register_op
+
+# name -> (input requirement "float"/"int"/"", output dtype override, doc)
+UNARY_OPS: dict[str, tuple[str, str, str]] = {
+    "abs": ("", "", "absolute value"),
+    "negative": ("", "", "-x"),
+    "sign": ("", "", "sign of x (-1, 0 or 1)"),
+    "square": ("", "", "x * x"),
+    "exp": ("float", "", "e ** x"),
+    "log": ("float", "", "natural logarithm"),
+    "sqrt": ("float", "", "square root"),
+    "rsqrt": ("float", "", "1 / sqrt(x)"),
+    "sin": ("float", "", "sine"),
+    "cos": ("float", "", "cosine"),
+    "tan": ("float", "", "tangent"),
+    "tanh": ("float", "", "hyperbolic tangent"),
+    "sigmoid": ("float", "", "1 / (1 + exp(-x))"),
+    "erf": ("float", "", "error function"),
+    "floor": ("", "", "round down"),
+    "ceil": ("", "", "round up"),
+    "round": ("", "", "round half to even"),
+    "trunc": ("", "", "round toward zero"),
+    "bitwise_not": ("int", "", "~x (integers)"),
+    "logical_not": ("", "bool", "not x"),
+    "isnan": ("float", "bool", "x is NaN"),
+    "isinf": ("float", "bool", "x is infinite"),
+    "isfinite": ("float", "bool", "x is finite"),
+}
+
+
+def _declare(name: str, require: str, out_dtype: str, doc: str) -> OpSpec:
+    op_name = f"relax.{name}"
+
+    def builder(x: Expr) -> Call:
+        return make_call(op_name, [x])
+
+    builder.__name__ = builder.__qualname__ = name
+    builder.__doc__ = f"Elementwise {doc}."
+
+    def infer(call: Call, ctx: Any) -> StructInfo:
+        return infer_unary(call, ctx, require, out_dtype)
+
+    return register_op(op_name, inputs=("x",), infer=infer, op_pattern="elemwise")(builder)
+
+
+for _name, (_req, _out, _doc) in UNARY_OPS.items():
+    globals()[_name] = _declare(_name, _req, _out, _doc)
+
+
+@register_object("relax.attrs.AstypeAttrs")
+class AstypeAttrs(Attrs):
+    dtype: str = "float32"
+
+
+@register_op("relax.astype", inputs=("x",), attrs=AstypeAttrs, op_pattern="elemwise")
+def astype(x: Expr, dtype: str) -> Call:
+    """``x`` converted to ``dtype`` elementwise."""
+    return make_call("relax.astype", [x], AstypeAttrs(dtype=canonical_dtype(dtype, "astype")))
+
+
+@astype.infer
+def _infer_astype(call: Call, ctx: Any) -> StructInfo:
+    sinfo = arg_sinfo(call, 0)
+    return infer_unary(call, ctx, "", call.attrs.dtype) if not isinstance(
+        sinfo, TensorStructInfo
+    ) or sinfo.dtype != call.attrs.dtype else sinfo
+
+
+@register_object("relax.attrs.ClipAttrs")
+class ClipAttrs(Attrs):
+    min: Optional[float] = None
+    max: Optional[float] = None
+
+
+@register_op("relax.clip", inputs=("x",), attrs=ClipAttrs, op_pattern="elemwise")
+def clip(x: Expr, min: Optional[float] = None, max: Optional[float] = None) -> Call:  # noqa: A002
+    """``x`` limited to ``[min, max]`` (a bound of None is open)."""
+    return make_call("relax.clip", [x], ClipAttrs(min=min, max=max))
+
+
+@clip.infer
+def _infer_clip(call: Call, ctx: Any) -> StructInfo:
+    return infer_unary(call, ctx)
+
+
+__all__ = [*UNARY_OPS, "astype", "clip", "AstypeAttrs", "ClipAttrs"]
+
+
+# -- legalization to TIR (te computes of tvm.relax.topi.elemwise) -----------------------------
+from ._lower import te_call as _te_call, unary_legalizer as _unary_legalizer  # noqa: E402
+
+for _name in UNARY_OPS:
+    globals()[_name].legalize(_unary_legalizer(_name))
+
+
+@astype.legalize
+def _legalize_astype(bb: Any, call: Call) -> Any:
+    from ..topi import elemwise
+
+    return _te_call(bb, call, elemwise.astype, call.args[0], call.attrs.dtype)
+
+
+@clip.legalize
+def _legalize_clip(bb: Any, call: Call) -> Any:
+    from ..topi import elemwise
+
+    return _te_call(bb, call, elemwise.clip, call.args[0], call.attrs.min, call.attrs.max)

@@ -1,0 +1,105 @@
+"""Helpers shared by the te compute definitions: dtypes, constants, axes and indexing."""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+from tvm.arith import Analyzer
+from tvm.ffi.dtype import DTypeCode, parse_dtype
+from tvm.tir.expr import Cast, IntImm, PrimExpr, const
+
+__all__ = [
+    "is_float", "is_int", "is_bool", "is_signed_int", "cast", "int64", "simplify", "prod",
+    "normalize_axes", "broadcast_index", "is_one", "const_int", "ceil_div",
+]
+
+_ANALYZER = Analyzer()
+
+
+def _code(dtype: str) -> int:
+    return parse_dtype(dtype)[0]
+
+
+def is_float(dtype: str) -> bool:
+    return _code(dtype) in (DTypeCode.FLOAT, DTypeCode.BFLOAT)
+
+
+def is_int(dtype: str) -> bool:
+    """Signed or unsigned integer (not bool)."""
+    return _code(dtype) in (DTypeCode.INT, DTypeCode.UINT)
+
+
+def is_signed_int(dtype: str) -> bool:
+    return _code(dtype) == DTypeCode.INT
+
+
+def is_bool(dtype: str) -> bool:
+    return _code(dtype) == DTypeCode.BOOL
+
+
+def cast(value: Any, dtype: str) -> PrimExpr:
+    """``value`` as ``dtype`` (Python numbers become constants; no-op casts are dropped)."""
+    if not isinstance(value, PrimExpr):
+        if is_bool(dtype):
+            return const(bool(value), dtype)
+        if is_float(dtype):
+            return const(float(value), dtype)
+        return const(int(value), dtype)
+    if value.dtype == dtype:
+        return value
+    if is_bool(dtype):
+        return value != cast(0, value.dtype)
+    return Cast(dtype, value)
+
+
+def int64(value: Any) -> PrimExpr:
+    return cast(value, "int64")
+
+
+def simplify(expr: Any) -> PrimExpr:
+    return _ANALYZER.simplify(expr)
+
+
+def prod(values: Sequence[Any]) -> PrimExpr:
+    out: PrimExpr = IntImm("int64", 1)
+    for v in values:
+        out = out * int64(v)
+    return simplify(out)
+
+
+def ceil_div(a: Any, b: Any) -> PrimExpr:
+    return (a + b - 1) // b
+
+
+def is_one(dim: Any) -> bool:
+    if isinstance(dim, int):
+        return dim == 1
+    return isinstance(dim, IntImm) and dim.value == 1
+
+
+def const_int(value: Any) -> Optional[int]:
+    """The Python int of a constant dimension, else None."""
+    if isinstance(value, int):
+        return value
+    if isinstance(value, IntImm):
+        return value.value
+    value = simplify(value)
+    return value.value if isinstance(value, IntImm) else None
+
+
+def normalize_axes(axes: Optional[Sequence[int]], ndim: int) -> list[int]:
+    """Axes in ``[0, ndim)`` sorted (None: all axes)."""
+    if axes is None:
+        return list(range(ndim))
+    if isinstance(axes, int):
+        axes = [axes]
+    return sorted({a % ndim if ndim else 0 for a in axes})
+
+
+def broadcast_index(out_index: Sequence[PrimExpr], shape: Sequence[PrimExpr]) -> tuple:
+    """The index into a tensor of ``shape`` broadcast (numpy rules) to ``out_index``'s rank."""
+    offset = len(out_index) - len(shape)
+    return tuple(
+        IntImm(out_index[offset + i].dtype, 0) if is_one(dim) else out_index[offset + i]
+        for i, dim in enumerate(shape)
+    )

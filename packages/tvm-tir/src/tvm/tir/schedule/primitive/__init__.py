@@ -1,0 +1,15 @@
+"""Schedule primitives, one module per family.
+
+Each module defines functions over the :class:`~tvm.tir.schedule.state.ScheduleState` and
+srefs (reusable by other primitives) and a mixin class whose methods are the recorded
+:class:`~tvm.tir.schedule.Schedule` primitives.  ``PRIMITIVE_MIXINS`` lists the mixins the
+Schedule class inherits from: a new family module adds its mixin here.
+"""
+
+from .annotate import AnnotateMixin
+from .for_kind import ForKindMixin
+from .loop_transform import LoopTransformMixin
+
+PRIMITIVE_MIXINS: tuple[type, ...] = (LoopTransformMixin, ForKindMixin, AnnotateMixin)
+
+__all__ = ["PRIMITIVE_MIXINS", "LoopTransformMixin", "ForKindMixin", "AnnotateMixin"]
