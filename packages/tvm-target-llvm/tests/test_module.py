@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import os
 import pathlib
 import subprocess
-import sys
 import textwrap
 
 import numpy as np
