@@ -81,8 +81,13 @@ def main() -> int:
         print(f"compiled in {time.perf_counter() - start:.3f} s; pass timings:")
         print(timing.render())
         source = lib.get_source("ll" if target == "llvm" else "")
-        print(f"--- generated {'LLVM IR' if target == 'llvm' else 'C'} (first 30 lines) ---")
-        print("\n".join(source.splitlines()[:30]))
+        lines = source.splitlines()
+        # Skip the argument checks' message strings / the C preamble: show the kernel body.
+        marker = "define" if target == "llvm" else "static"
+        start = next((i for i, line in enumerate(lines) if line.startswith(marker)), 0)
+        print(f"--- generated {'LLVM IR' if target == 'llvm' else 'C'} "
+              f"({len(lines)} lines; 25 from line {start + 1}) ---")
+        print("\n".join(lines[start:start + 25]))
 
         out = runtime.empty((m, n), "float32")
         lib["main"](a, b, bias, out)

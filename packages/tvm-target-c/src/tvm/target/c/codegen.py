@@ -101,10 +101,16 @@ class CSourcePrinter(CLikePrinter):
                                    f"{len(func.params)} parameters, expected 6 (docs/abi.md)")
             for var, ctype in zip(func.params, _ABI_PARAM_TYPES):
                 self._abi_types[var] = ctype
-        symbol = super().add_function(func, name)
+        public = name or func.attrs.get("global_symbol")
+        symbol_hint = public
+        if public and self.global_names.is_used(public) and all(n != public for n, _ in self._functions):
+            # A C keyword or libc name (``main``): export under another symbol; the module
+            # metadata maps the public name to it (docs/abi.md).
+            symbol_hint = f"__tvm_fn_{public}"
+        symbol = super().add_function(func, symbol_hint)
         if packed:
             params = json.loads(func.attrs.get(PACKED_PARAMS_ATTR) or "[]")
-            self._meta.append({"name": symbol, "symbol": symbol, "params": params})
+            self._meta.append({"name": public or symbol, "symbol": symbol, "params": params})
         return symbol
 
     def function_header(self, func: PrimFunc, name: str, params: list[str]) -> str:
