@@ -93,6 +93,8 @@ def test_bind_expression_substitutes():
         ana.bind(y, x)
     ana.bind(y, x, allow_override=True)
     assert structural_equal(ana.simplify(y - x), E.const(0))
+    with pytest.raises(ValueError, match="uses 'x' itself"):
+        ana.bind(x, y + 1)  # y is x: a cycle
 
 
 def test_bind_symbolic_range_gives_facts():

@@ -188,3 +188,42 @@ def test_commuted_sums_get_identical_output(a, b):
     ana = Analyzer()
     left, right = ana.simplify(a + b), ana.simplify(b + a)
     assert structural_equal(left, right), f"{fmt(left)} vs {fmt(right)}"
+
+
+def test_div_mod_rules_exhaustively_on_small_ranges():
+    """Every (a*x + y + c) // d and % d, with y in [0, e] and x in [0, 5], against brute force:
+    catches off-by-one errors at the edges of the bound-based rules."""
+    for e in range(1, 9):
+        ana = Analyzer()
+        ana.bind(x, E.Range(0, 6))
+        ana.bind(y, E.Range(0, e + 1))
+        for a in (1, 2, 3, 4, 8):
+            for d in (2, 3, 4, 8):
+                for c in (-3, 0, 1, 3):
+                    for op in (E.FloorDiv, E.FloorMod):
+                        expr = op(x * a + y + c, E.const(d))
+                        out = ana.simplify(expr)
+                        for xv in range(6):
+                            for yv in range(e + 1):
+                                env = {x: xv, y: yv}
+                                assert evaluate(out, env) == evaluate(expr, env), (
+                                    f"{fmt(expr)} -> {fmt(out)} at x={xv}, y={yv} (y <= {e})"
+                                )
+
+
+def test_div_mod_recombination_exhaustively():
+    """Sums mixing q // d, q % d and q with assorted coefficients, against brute force."""
+    ana = Analyzer()
+    ana.bind(x, E.Range(-9, 19))
+    for q in (x, x + 3, x * 2 + 1):
+        for d in (2, 4, 3):
+            div, mod = E.FloorDiv(q, E.const(d)), E.FloorMod(q, E.const(d))
+            for k1 in (d, 2 * d, 1, -d, 0):
+                for k2 in (1, 2, -1, 0):
+                    for k3 in (0, 1, -1, 2):
+                        expr = div * k1 + mod * k2 + q * k3
+                        out = ana.simplify(expr)
+                        for xv in range(-9, 10):
+                            assert evaluate(out, {x: xv}) == evaluate(expr, {x: xv}), (
+                                f"{fmt(expr)} -> {fmt(out)} at x={xv}"
+                            )

@@ -126,6 +126,12 @@ class Analyzer:
             self._bind_interval(var, value.min_value, value.max_value, allow_override)
         else:
             expr = self.simplify(_as_expr(value, "bind"))
+            from tvm.tir.stmt_functor import uses_var
+
+            if uses_var(expr, lambda v: v is var):
+                raise ValueError(
+                    f"Analyzer.bind: the value {expr!r} of {var.name!r} uses {var.name!r} itself"
+                )
             old = self._subst.get(var)
             if old is not None and not allow_override and not self.can_prove_equal(old, expr):
                 raise ValueError(

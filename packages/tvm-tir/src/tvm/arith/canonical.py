@@ -338,10 +338,11 @@ class CanonicalSimplifier(RewriteSimplifier):
         elif t is Mul:
             pa, pb = self.to_poly(expr.a), self.to_poly(expr.b)
             prod = p_mul(pa, pb)
-            if prod is None:
-                prod = self.atom_of_expr(
-                    Mul(self.from_poly(pa, expr.dtype), self.from_poly(pb, expr.dtype))
-                )
+            if prod is None:  # too large to expand: one atom, factors in key order
+                fa, fb = self.from_poly(pa, expr.dtype), self.from_poly(pb, expr.dtype)
+                if self.key(fb) < self.key(fa):
+                    fa, fb = fb, fa
+                prod = self.atom_of_expr(Mul(fa, fb))
             p = prod
         elif t in (FloorDiv, FloorMod, Div, Mod):
             p = self._div_mod_poly(expr)
@@ -429,7 +430,7 @@ class CanonicalSimplifier(RewriteSimplifier):
             if not small.terms:
                 continue
             lo, hi = self.poly_bound(small)
-            if lo >= 0 and hi <= c1:
+            if lo >= 0 and hi < c1:
                 return c1, big, small
         return None
 

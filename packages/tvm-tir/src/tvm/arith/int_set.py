@@ -212,6 +212,8 @@ class _Evaluator:
             return getattr(self, "_" + t.__name__.lower())(e, a, b, pb)
         if t is Select:
             tv, fv = self.eval(e.true_value), self.eval(e.false_value)
+            if tv[0] is _E or fv[0] is _E:
+                return fv if tv[0] is _E else tv
             return (_min_e(self.ana, tv[0], fv[0], True), _max_e(self.ana, tv[1], fv[1], False))
         if t is Cast and F.is_int_like(e.dtype) and F.is_int_like(e.value.dtype):
             lo, hi = self.eval(e.value)
