@@ -32,11 +32,15 @@ __all__ = [
     "IRModule",
     "FunctionNotFoundError",
     "register_script_printer",
+    "register_module_script_printer",
+    "lookup_script_printer",
     "register_expr_wrapper",
 ]
 
 # function class -> (printer(func, name) -> text, prelude import line or None)
 _SCRIPT_PRINTERS: dict[type, tuple[Callable[[Any, str], str], str | None]] = {}
+# whole-module printer ((module, class name) -> text) replacing the default assembly, if any
+_MODULE_PRINTER: list[Callable[[Any, str], str]] = []
 # expression class -> function wrapping an expression into a BaseFunc (for from_expr)
 _EXPR_WRAPPERS: dict[type, Callable[[Any], BaseFunc]] = {}
 
@@ -55,6 +59,24 @@ def register_script_printer(
     if not callable(printer):
         raise TypeError("register_script_printer: printer must be callable(func, name) -> str")
     _SCRIPT_PRINTERS[func_type] = (printer, prelude)
+
+
+def register_module_script_printer(printer: Callable[[Any, str], str]) -> None:
+    """Let a dialect print whole modules: ``printer(module, class_name) -> text``.
+
+    Relax uses this for what spans functions (``cls.f`` references, a metadata section of
+    large constants); it prints other functions through :func:`lookup_script_printer`.
+    """
+    if not callable(printer):
+        raise TypeError("register_module_script_printer: printer must be callable(mod, name)")
+    _MODULE_PRINTER[:] = [printer]
+
+
+def lookup_script_printer(
+    func_type: type,
+) -> tuple[Callable[[Any, str], str], str | None] | None:
+    """The ``(printer, prelude)`` registered for ``func_type`` (or a base class), or None."""
+    return _lookup_by_mro(_SCRIPT_PRINTERS, func_type)
 
 
 def register_expr_wrapper(expr_type: type, wrap: Callable[[Any], BaseFunc]) -> None:
@@ -284,6 +306,12 @@ class IRModule(Object):
     # -- printing -----------------------------------------------------------------------------
     def script(self, name: str = "Module") -> str:
         """The module as TVMScript (``@I.ir_module class Module: ...``)."""
+        if _MODULE_PRINTER:
+            return _MODULE_PRINTER[0](self, name)
+        return self.default_script(name)
+
+    def default_script(self, name: str = "Module") -> str:
+        """:meth:`script` assembled from the per-function printers only."""
         preludes = ["from tvm.script import ir as I"]
         bodies: list[str] = []
         if self.attrs:

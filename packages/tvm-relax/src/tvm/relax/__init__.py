@@ -2,7 +2,8 @@
 
 Nodes (:mod:`~tvm.relax.expr`), StructInfo (:mod:`~tvm.relax.struct_info`), operators
 (:mod:`~tvm.relax.op`), :class:`BlockBuilder`, analyses (:mod:`~tvm.relax.analysis`) and
-visitors/mutators (:mod:`~tvm.relax.expr_functor`).
+visitors/mutators (:mod:`~tvm.relax.expr_functor`); passes in :mod:`~tvm.relax.transform`,
+and :func:`build` (the VM compiler, :mod:`~tvm.relax.vm`) with :class:`VirtualMachine`.
 """
 
 from tvm.ir.base import GlobalVar
@@ -57,5 +58,36 @@ from .struct_info import (
     TensorStructInfo,
     TupleStructInfo,
 )
+from .vm import Executable, VirtualMachine, build
 
 __version__ = "0.1.0"
+
+
+def _install_script_printer() -> None:
+    """``repr`` of Relax objects, ``Function.script()`` and ``IRModule.script()`` print
+    TVMScript (``tvm.script.relax``), importing the printer on first use."""
+    from tvm.ffi import register_repr
+    from tvm.ir.module import register_module_script_printer, register_script_printer
+
+    def script_repr(node):
+        from tvm.script.relax.printer import safe_repr
+
+        return safe_repr(node)
+
+    def function_printer(func, name):
+        from tvm.script.relax.printer import print_function
+
+        return print_function(func, name, header=False)
+
+    def module_printer(mod, name):
+        from tvm.script.ir.printer import print_module
+
+        return print_module(mod, name)
+
+    for cls in (Expr, StructInfo, Binding, BindingBlock):
+        register_repr(cls, script_repr)
+    register_script_printer(Function, function_printer, "from tvm.script import relax as R")
+    register_module_script_printer(module_printer)
+
+
+_install_script_printer()

@@ -598,6 +598,16 @@ class Function(BaseFunc, Expr):
     def __call__(self, *args: Any) -> Call:
         return Call(self, [as_expr(a, "call argument") for a in args])
 
+    def script(self, name: Optional[str] = None) -> str:
+        """This function as TVMScript (``@R.function``); it parses back to an equal function."""
+        from tvm.script.relax.printer import print_function
+
+        return print_function(self, name)
+
+    def show(self, name: Optional[str] = None) -> None:
+        """Print :meth:`script`."""
+        print(self.script(name), end="")
+
     def _derived_struct_info(self) -> Optional[StructInfo]:
         if self.ret_struct_info is None:
             return None

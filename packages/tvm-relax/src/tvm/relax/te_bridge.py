@@ -83,6 +83,23 @@ def _collect_tensors(out: Any, who: str) -> list[Any]:
     return items
 
 
+def _own_symbolic_vars(func: Any) -> Any:
+    """``func`` with fresh copies of the symbolic variables it shares with the Relax
+    function (buffer shapes, scalar parameters): functions of a module never share
+    variables, so a module prints and parses back to a structurally equal one."""
+    from tvm.tir.stmt_functor import substitute
+
+    shared: dict[int, TirVar] = {}
+    for buf in func.buffer_map.values():
+        for dim in (*buf.shape, *buf.strides):
+            for v in free_vars(dim):
+                shared.setdefault(id(v), v)
+    for p in func.params:
+        if p not in func.buffer_map:
+            shared.setdefault(id(p), p)
+    return substitute(func, {v: type(v)(v.name, v.dtype) for v in shared.values()})
+
+
 def build_te_call(bb: Any, te_func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
     """The ``call_tir`` Call computing ``te_func(*args, **kwargs)``; adds its PrimFunc to ``bb``."""
     name_hint: Optional[str] = kwargs.pop("primfunc_name_hint", None)
@@ -107,7 +124,7 @@ def build_te_call(bb: Any, te_func: Callable[..., Any], args: tuple, kwargs: dic
     from tvm.te import create_prim_func
 
     func = create_prim_func([*conv.inputs, *outs, *tir_vars])
-    func = func.without_attr("global_symbol")
+    func = _own_symbolic_vars(func).without_attr("global_symbol")
     if prim_attrs:
         func = func.with_attrs(prim_attrs)
     name = name_hint or getattr(te_func, "__name__", None) or "te_func"

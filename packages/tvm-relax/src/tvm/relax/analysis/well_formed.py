@@ -50,6 +50,23 @@ from .struct_info_analysis import definable_tir_vars_in_struct_info, tir_vars_in
 __all__ = ["well_formed", "verify_well_formed", "well_formed_problems"]
 
 
+def _free_tir_vars(sinfo: StructInfo) -> list[TirVar]:
+    """The symbolic variables of ``sinfo`` except those a function type binds (the ones
+    its parameters mention)."""
+    from ..struct_info import TupleStructInfo
+
+    if isinstance(sinfo, FuncStructInfo):
+        bound = {id(v) for p in sinfo.params or () for v in tir_vars_in_struct_info(p)}
+        return [v for v in _free_tir_vars(sinfo.ret) if id(v) not in bound]
+    if isinstance(sinfo, TupleStructInfo):
+        out: dict[int, TirVar] = {}
+        for field in sinfo.fields:
+            for v in _free_tir_vars(field):
+                out.setdefault(id(v), v)
+        return list(out.values())
+    return tir_vars_in_struct_info(sinfo)
+
+
 class _Checker(ExprVisitor):
     def __init__(self, mod: Optional[IRModule], check_struct_info: bool):
         self.mod = mod
@@ -76,7 +93,7 @@ class _Checker(ExprVisitor):
     def _check_sym_sinfo(self, sinfo: Optional[StructInfo], what: str) -> None:
         if sinfo is None:
             return
-        for v in tir_vars_in_struct_info(sinfo):
+        for v in _free_tir_vars(sinfo):
             self._check_sym(v, what)
 
     def _check_sym(self, v: TirVar, what: str) -> None:
