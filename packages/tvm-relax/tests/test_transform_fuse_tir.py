@@ -1,0 +1,139 @@
+"""FuseTIR: primitive functions become one PrimFunc (before/after in TVMScript)."""
+
+from __future__ import annotations
+
+import pytest
+from tvm import tir
+from tvm.ffi import assert_structural_equal
+from tvm.relax.transform import FuseOps, FuseTIR, LegalizeOps
+from tvm.relax.transform.fuse_tir import fuse_primitive_function
+from tvm.script import ir as I
+from tvm.script import relax as R
+from tvm.script import tir as T
+from tvm.tir import PrimFunc
+from tvm.tir.analysis import verify_well_formed
+
+
+def fuse_tir(mod):
+    return FuseTIR()(FuseOps()(LegalizeOps()(mod)))
+
+
+@I.ir_module
+class Epilogue:
+    @R.function
+    def main(x: R.Tensor((8, 16), "float32"), w: R.Tensor((16, 4), "float32"),
+             b: R.Tensor((4,), "float32")) -> R.Tensor((8, 4), "float32"):
+        with R.dataflow():
+            lv = R.matmul(x, w)
+            lv1 = R.add(lv, b)
+            gv = R.nn.relu(lv1)
+            R.output(gv)
+        return gv
+
+
+@I.ir_module
+class EpilogueFused:
+    @T.prim_func(private=True)
+    def fused_matmul_add_relu(x: T.Buffer((T.int64(8), T.int64(16)), "float32"),
+                              w: T.Buffer((T.int64(16), T.int64(4)), "float32"),
+                              b: T.Buffer((T.int64(4),), "float32"),
+                              gv: T.Buffer((T.int64(8), T.int64(4)), "float32")):
+        T.func_attr({"tir.noalias": True, "op_pattern": 4})
+        lv = T.alloc_buffer((T.int64(8), T.int64(4)), "float32")
+        lv1 = T.alloc_buffer((T.int64(8), T.int64(4)), "float32")
+        for i0, i1, k in T.grid(T.int64(8), T.int64(4), T.int64(16)):
+            with T.block("T_matmul"):
+                v_i0, v_i1, v_k = T.axis.remap("SSR", [i0, i1, k])
+                T.reads(x[v_i0, v_k], w[v_k, v_i1])
+                T.writes(lv[v_i0, v_i1])
+                with T.init():
+                    lv[v_i0, v_i1] = T.float32(0.0)
+                lv[v_i0, v_i1] = lv[v_i0, v_i1] + x[v_i0, v_k] * w[v_k, v_i1]
+        for i0, i1 in T.grid(T.int64(8), T.int64(4)):
+            with T.block("T_add"):
+                v_i0, v_i1 = T.axis.remap("SS", [i0, i1])
+                T.reads(lv[v_i0, v_i1], b[v_i1])
+                T.writes(lv1[v_i0, v_i1])
+                lv1[v_i0, v_i1] = lv[v_i0, v_i1] + b[v_i1]
+        for i0, i1 in T.grid(T.int64(8), T.int64(4)):
+            with T.block("T_relu"):
+                v_i0, v_i1 = T.axis.remap("SS", [i0, i1])
+                T.reads(lv1[v_i0, v_i1])
+                T.writes(gv[v_i0, v_i1])
+                gv[v_i0, v_i1] = T.max(lv1[v_i0, v_i1], T.float32(0.0))
+
+    @R.function
+    def main(x: R.Tensor((8, 16), "float32"), w: R.Tensor((16, 4), "float32"),
+             b: R.Tensor((4,), "float32")) -> R.Tensor((8, 4), "float32"):
+        cls = EpilogueFused
+        with R.dataflow():
+            gv = R.call_tir(cls.fused_matmul_add_relu, (x, w, b),
+                            out_sinfo=R.Tensor((8, 4), "float32"))
+            R.output(gv)
+        return gv
+
+
+def test_epilogue_becomes_one_prim_func():
+    assert_structural_equal(fuse_tir(Epilogue), EpilogueFused)
+
+
+@I.ir_module
+class Twice:
+    @R.function
+    def main(x: R.Tensor((4,), "float32"), y: R.Tensor((4,), "float32")
+             ) -> R.Tensor((4,), "float32"):
+        with R.dataflow():
+            a = R.add(x, y)
+            b = R.add(a, y)
+            gv = R.exp(b)
+            R.output(gv)
+        return gv
+
+
+def test_a_prim_func_inlined_twice_stays_well_formed():
+    out = fuse_tir(Twice)
+    assert sorted(g.name_hint for g in out.get_global_vars()) == ["fused_add_add_exp", "main"]
+    fused = out["fused_add_add_exp"]
+    verify_well_formed(fused)
+    names = []
+    tir.stmt_functor.post_order_visit(
+        fused.body, lambda n: names.append(n.name_hint) if isinstance(n, tir.Block) else None
+    )
+    assert names == ["T_add", "T_add_1", "T_exp", "root"]
+    assert [b.name for b in fused.body.block.alloc_buffers] == ["a", "b"]
+    assert fused.attrs["op_pattern"] == 0
+
+
+@I.ir_module
+class SymbolicEpilogue:
+    @R.function
+    def main(x: R.Tensor(("n", 16), "float32"), w: R.Tensor((16, 4), "float32"),
+             b: R.Tensor((4,), "float32")):
+        with R.dataflow():
+            lv = R.matmul(x, w)
+            gv = R.add(lv, b)
+            R.output(gv)
+        return gv
+
+
+def test_symbolic_shapes_carry_into_the_fused_function():
+    out = fuse_tir(SymbolicEpilogue)
+    fused = out["fused_matmul_add"]
+    assert isinstance(fused, PrimFunc)
+    verify_well_formed(fused)
+    x_buf = fused.buffer_map[fused.params[0]]
+    out_buf = fused.buffer_map[fused.params[3]]
+    assert isinstance(x_buf.shape[0], tir.Var) and out_buf.shape[0] is x_buf.shape[0]
+    assert len(fused.params) == 4  # n comes from x: no extra scalar parameter
+    call = out["main"].body.blocks[0].bindings[0].value
+    assert call.op.name == "relax.call_tir" and len(call.args) == 2
+    assert "matmul" not in out and "add" not in out
+
+
+def test_unlegalized_primitive_function_stays_relax():
+    fused = FuseOps()(Epilogue)
+    out = FuseTIR()(fused)
+    assert out is fused
+    with pytest.raises(ValueError, match="cannot merge @fused_matmul_add_relu: binding lv is "
+                                         "relax.matmul"):
+        fuse_primitive_function(fused, fused["fused_matmul_add_relu"], "fused_matmul_add_relu")
