@@ -209,6 +209,28 @@ def _eval_dag(ops, outputs, a, b):
     return [vals[i] for i in outputs]
 
 
+def _assert_no_live_tensor_is_overwritten(func):
+    """A storage is given to a new tensor only after the previous one's last use."""
+    from tvm.relax.analysis import free_vars
+
+    bindings = [b for block in func.body.blocks for b in block.bindings]
+    last_use = {}
+    for i, b in enumerate(bindings):
+        for v in free_vars(b.value) if not isinstance(b.value, relax.Var) else [b.value]:
+            last_use[v] = i
+    for v in free_vars(func.body.body) if not isinstance(func.body.body, relax.Var) else \
+            [func.body.body]:
+        last_use[v] = len(bindings)
+    owner = {}
+    for i, b in enumerate(bindings):
+        value = b.value
+        if isinstance(value, relax.Call) and getattr(value.op, "name", "") == \
+                "relax.memory.alloc_tensor":
+            prev = owner.get(value.args[0])
+            assert prev is None or last_use.get(prev, -1) < i, (prev, b.var)
+            owner[value.args[0]] = b.var
+
+
 @settings(max_examples=30, deadline=None)
 @given(elementwise_dags())
 def test_planned_memory_keeps_results(dag):
@@ -217,6 +239,7 @@ def test_planned_memory_keeps_results(dag):
     plan = ex.stats.get("memory_plan", {}).get("main")
     if plan:
         assert plan["planned_bytes"] <= plan["naive_bytes"]
+    _assert_no_live_tensor_is_overwritten(lowered["main"])
     a = np.random.rand(4, 4).astype("float32")
     b = np.random.rand(4, 4).astype("float32")
     vm = VirtualMachine(ex)

@@ -58,7 +58,8 @@ _builtins_registered = False
 
 
 def register_builtins() -> None:
-    """Register tvm-runtime's built-in plugins (CPU device API, shared-library loader) once."""
+    """Register tvm-runtime's built-in plugins (CPU device API, shared-library and VM
+    executable loaders) once."""
     global _builtins_registered
     if _builtins_registered:
         return
@@ -66,9 +67,13 @@ def register_builtins() -> None:
         if not _builtins_registered:
             from .device import BuiltinCPUPlugin
             from .module import BuiltinModuleLoaderPlugin
+            from .vm.executable import VMExecutableLoaderPlugin
 
             register_plugin(BuiltinCPUPlugin, "tvm-runtime-cpu", distribution="tvm-runtime")
             register_plugin(BuiltinModuleLoaderPlugin, "tvm-runtime-so", distribution="tvm-runtime")
+            register_plugin(
+                VMExecutableLoaderPlugin, "tvm-runtime-vm", distribution="tvm-runtime"
+            )
             _builtins_registered = True
 
 

@@ -1,0 +1,164 @@
+"""``relax.build``: a Relax IRModule -> a VM :class:`~tvm.runtime.vm.Executable`.
+
+::
+
+    ex = relax.build(mod, target="llvm")
+    print(ex.as_text())
+    vm = relax.VirtualMachine(ex, tvm.runtime.cpu())
+    out = vm["main"](x, w, b)
+
+The steps, each an IRModule -> IRModule pass (print the module between them with
+``PassContext(instruments=[PrintAfterEachPass()])``):
+
+1. :func:`default_pipeline`: the graph passes of the opt level, LegalizeOps (operators to ``call_tir``), AnnotateTIROpPattern,
+   FuseOps and FuseTIR (one kernel per fused group; skipped under ``opt_level=0``),
+   DeadCodeElimination;
+2. :func:`vm_lowering_pipeline`: ToNonDataflow, RemovePurityChecking, CallTIRRewrite
+   (explicit outputs), StaticPlanBlockMemory (storage sharing), VMBuiltinLower (explicit
+   allocations), VMShapeLower (checks of inputs, symbolic shapes);
+3. :func:`~tvm.relax.vm.codegen.codegen` (bytecode) and ``tvm.tir.build`` of the PrimFuncs
+   (default schedules of the target plugin, TIR lowering, code generation).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Optional, Union
+
+import numpy as np
+from tvm.ir.module import IRModule
+from tvm.ir.target import Target
+from tvm.ir.transform import Pass, PassContext, Sequential
+from tvm.runtime.vm import Executable
+
+from ..expr import Constant, Function
+from .codegen import codegen
+
+__all__ = ["build", "default_pipeline", "vm_lowering_pipeline", "bind_params"]
+
+
+def default_pipeline(opt_level: Optional[int] = None) -> Sequential:
+    """Graph-level passes run by :func:`build` before VM lowering: the graph pipeline of
+    ``opt_level`` (default: the current PassContext's), then legalization and fusion."""
+    from .. import transform as T
+
+    if opt_level is None:
+        opt_level = PassContext.current().opt_level
+    passes: list[Pass] = []
+    graph = getattr(T, "get_default_graph_pipeline", None)
+    if graph is not None:
+        passes.append(graph(opt_level))
+    passes += [T.LegalizeOps(), T.AnnotateTIROpPattern(), T.FuseOps(), T.FuseTIR()]
+    dce = getattr(T, "DeadCodeElimination", None)
+    if dce is not None:
+        passes.append(dce())
+    return Sequential(passes, name="relax.default_pipeline")
+
+
+def vm_lowering_pipeline() -> Sequential:
+    """The passes from a legalized module to what the VM code generator reads."""
+    from .. import transform as T
+
+    return Sequential(
+        [
+            T.ToNonDataflow(),
+            T.RemovePurityChecking(),
+            T.CallTIRRewrite(),
+            T.StaticPlanBlockMemory(),
+            T.VMBuiltinLower(),
+            T.VMShapeLower(),
+        ],
+        name="relax.vm_lowering_pipeline",
+    )
+
+
+def bind_params(mod: IRModule, params: Mapping[str, Any], func_name: str = "main") -> IRModule:
+    """``mod`` with parameters of ``func_name`` replaced by constants (by parameter name)."""
+    from ..transform._lowering_utils import substitute_vars
+
+    if func_name not in mod:
+        raise KeyError(f"bind_params: the module has no function {func_name!r}")
+    func = mod[func_name]
+    names = {p.name_hint: p for p in func.params}
+    unknown = sorted(set(params) - set(names))
+    if unknown:
+        raise KeyError(
+            f"bind_params: {func_name} has no parameter(s) {', '.join(unknown)}; its "
+            f"parameters are {', '.join(names)}"
+        )
+    remap = {}
+    for name, value in params.items():
+        const = value if isinstance(value, Constant) else Constant(np.asarray(
+            value.numpy() if hasattr(value, "numpy") else value))
+        sinfo = names[name].struct_info
+        want = getattr(sinfo, "shape_values", None)
+        shape = const.data.shape
+        if want is not None and all(hasattr(d, "value") for d in want) and tuple(
+                int(d.value) for d in want) != shape:
+            raise ValueError(
+                f"bind_params: parameter {name} of {func_name} has shape "
+                f"{tuple(int(d.value) for d in want)}, the value given has shape {shape}"
+            )
+        dtype = getattr(sinfo, "dtype", None)
+        if dtype not in (None, "void") and const.dtype != dtype:
+            raise ValueError(
+                f"bind_params: parameter {name} of {func_name} has dtype {dtype}, the value "
+                f"given has dtype {const.dtype}"
+            )
+        remap[names[name]] = const
+    new_params = [p for p in func.params if p.name_hint not in params]
+    body = substitute_vars(func.body, remap, mod)
+    new = Function(new_params, body, func.ret_struct_info, func.is_pure, func.attrs,
+                   span=func.span)
+    return mod.with_function(func_name, new)
+
+
+def build(
+    mod: Union[IRModule, Function],
+    target: Union[str, dict, Target, None] = "llvm",
+    params: Optional[Mapping[str, Any]] = None,
+    exec_mode: str = "bytecode",
+    *,
+    pipeline: Union[str, Pass, None] = "default",
+) -> Executable:
+    """Compile ``mod`` for ``target`` into a VM executable (see the module docstring).
+
+    ``params`` binds parameters of ``main`` to constants; ``pipeline`` replaces the graph
+    passes (a Pass, or None to skip them; the VM lowering always runs).
+    """
+    if exec_mode != "bytecode":
+        raise ValueError(
+            f"relax.build: exec_mode {exec_mode!r} is not supported; the VM runs bytecode "
+            "(exec_mode='bytecode')"
+        )
+    if isinstance(mod, Function):
+        mod = IRModule({"main": mod})
+    if not isinstance(mod, IRModule):
+        raise TypeError(f"relax.build expects an IRModule or a relax.Function, got "
+                        f"{type(mod).__name__}")
+    if target is None:
+        target = Target.current()
+        if target is None:
+            raise ValueError("relax.build: no target given and no `with Target(...)` is active")
+    tgt = target if isinstance(target, Target) else Target(target)
+    if params:
+        mod = bind_params(mod, params)
+    if pipeline == "default":
+        graph = default_pipeline()
+    elif pipeline is None or isinstance(pipeline, Pass):
+        graph = pipeline
+    else:
+        raise TypeError(f"relax.build: pipeline must be 'default', a Pass or None, got {pipeline!r}")
+    with tgt:
+        if graph is not None:
+            mod = graph(mod)
+        mod = vm_lowering_pipeline()(mod)
+    result = codegen(mod, str(tgt))
+    kernel_lib = None
+    if len(result.kernels.functions):
+        from tvm.tir.build import build as tir_build
+
+        kernel_lib = tir_build(result.kernels, tgt)
+    ex = Executable(result.program, result.constants, kernel_lib)
+    ex.lowered_mod = mod  # type: ignore[attr-defined]  # the final Relax module, to inspect
+    return ex
+

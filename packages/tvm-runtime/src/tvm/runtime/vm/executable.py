@@ -1,0 +1,317 @@
+"""The VM executable: bytecode functions, constants and the compiled kernel library.
+
+File format (``Executable.export_library("model.so")``; see ``docs/abi.md``): the kernel
+library's shared object, unchanged, followed by the *program blob* and a 16-byte trailer::
+
+    [shared library bytes][program blob][u64 little-endian blob length]["TVMVMEX1"]
+
+so the file is still an ordinary shared library (``dlopen`` ignores bytes past its
+segments) and :func:`tvm.runtime.load_module` recognises an executable by the trailer.
+The program blob is::
+
+    "TVMVMPRG"  u32 version  u32 n  [n bytes of UTF-8 JSON]  zero padding to 64  [constants]
+
+The JSON holds the functions (:mod:`.bytecode`), the constant table (dtype, shape, byte
+offset and size of each constant in the raw section), the kernel names the program calls,
+the target and free-form ``stats``.  No pickle: a file is read without running its code
+(except the kernels themselves, which the shared library is).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+import tempfile
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from tvm.ffi.dtype import from_numpy_dtype, parse_dtype, to_numpy_dtype
+from tvm.ffi.plugin import hookimpl
+
+from ..error import ModuleLoadError
+from ..module import Module, SharedLibraryModule
+from .bytecode import BytecodeError, format_function, validate_function
+
+__all__ = [
+    "Executable",
+    "load_executable",
+    "is_executable_file",
+    "PROGRAM_VERSION",
+    "TRAILER_MAGIC",
+    "VMExecutableLoaderPlugin",
+]
+
+PROGRAM_MAGIC = b"TVMVMPRG"
+TRAILER_MAGIC = b"TVMVMEX1"
+PROGRAM_VERSION = 1
+_TRAILER = struct.Struct("<Q8s")
+_HEADER = struct.Struct("<8sII")
+_ALIGN = 64
+
+
+class Executable(Module):
+    """A compiled Relax program for the VM: functions, constants, kernel library.
+
+    ``program`` is the JSON-able description (functions, constant table, ...);
+    ``constants`` the constant tensors as numpy arrays; ``kernel_lib`` the runtime module
+    with the kernels (None when the program calls none).  Run it with
+    ``tvm.runtime.vm.VirtualMachine(ex, device)``.
+    """
+
+    type_key = "vm_executable"
+
+    def __init__(
+        self,
+        program: dict[str, Any],
+        constants: Sequence[np.ndarray] = (),
+        kernel_lib: Module | None = None,
+    ) -> None:
+        super().__init__()
+        self.constants: list[np.ndarray] = [np.asarray(c) for c in constants]
+        if not isinstance(program, dict):
+            raise ModuleLoadError(f"a VM program must be a dict, got {type(program).__name__}")
+        program = dict(program)
+        if "constants" not in program:
+            program["constants"] = [
+                {"dtype": from_numpy_dtype(c.dtype), "shape": list(c.shape)}
+                for c in self.constants
+            ]
+        self.program = _validate_program(program, len(constants))
+        for i, (c, meta) in enumerate(zip(self.constants, self.program["constants"])):
+            if from_numpy_dtype(c.dtype) != meta["dtype"] or list(c.shape) != meta["shape"]:
+                raise ModuleLoadError(
+                    f"Executable: constant {i} is {c.dtype}{list(c.shape)}, the program "
+                    f"declares {meta['dtype']}{meta['shape']}"
+                )
+        self.kernel_lib = kernel_lib
+        if kernel_lib is not None:
+            self.import_module(kernel_lib)
+        self._func_index = {f["name"]: i for i, f in enumerate(self.program["functions"])}
+
+    # ------------------------------------------------------------------ inspection
+
+    @property
+    def vm_function_names(self) -> list[str]:
+        """Names of the bytecode functions."""
+        return [f["name"] for f in self.program["functions"]]
+
+    def vm_function(self, name: str) -> dict[str, Any]:
+        """The bytecode record of function ``name``."""
+        index = self._func_index.get(name)
+        if index is None:
+            raise KeyError(
+                f"the executable has no VM function {name!r}; it has: "
+                f"{', '.join(self.vm_function_names)}"
+            )
+        return self.program["functions"][index]
+
+    @property
+    def target(self) -> str:
+        return str(self.program.get("target", ""))
+
+    @property
+    def stats(self) -> dict[str, Any]:
+        """Compile-time statistics recorded by the compiler (e.g. the memory plan)."""
+        return dict(self.program.get("stats") or {})
+
+    def as_text(self) -> str:
+        """The bytecode as text (one ``@function`` block per function)."""
+        parts = [format_function(f) for f in self.program["functions"]]
+        if self.constants:
+            consts = [
+                f"c[{i}]: {m['dtype']}{tuple(m['shape'])}"
+                for i, m in enumerate(self.program["constants"])
+            ]
+            parts.append("# constants: " + ", ".join(consts))
+        return "\n\n".join(parts) + "\n"
+
+    def as_json(self, indent: int | None = 2) -> str:
+        """The program (without the constants' data) as JSON."""
+        return json.dumps(self.program, indent=indent)
+
+    def __repr__(self) -> str:
+        nk = len(self.kernel_lib.function_names) if self.kernel_lib is not None else 0
+        return (
+            f"<tvm.runtime.vm.Executable functions={self.vm_function_names} "
+            f"constants={len(self.constants)} kernels={nk}>"
+        )
+
+    # ------------------------------------------------------------------ serialisation
+
+    def program_bytes(self) -> bytes:
+        """The program blob (JSON header and raw constants), see the module docstring."""
+        program = dict(self.program)
+        table, raw, offset = [], [], 0
+        for c in self.constants:
+            data = np.ascontiguousarray(c).tobytes()
+            table.append({"dtype": from_numpy_dtype(c.dtype), "shape": list(c.shape),
+                          "offset": offset, "nbytes": len(data)})
+            pad = (-len(data)) % _ALIGN
+            raw.append(data + b"\0" * pad)
+            offset += len(data) + pad
+        program["constants"] = table
+        header = json.dumps(program, separators=(",", ":")).encode("utf-8")
+        head = _HEADER.pack(PROGRAM_MAGIC, PROGRAM_VERSION, len(header)) + header
+        head += b"\0" * ((-len(head)) % _ALIGN)
+        return head + b"".join(raw)
+
+    @classmethod
+    def from_program_bytes(cls, blob: bytes, kernel_lib: Module | None = None,
+                           origin: str = "program") -> Executable:
+        """Rebuild an executable from :meth:`program_bytes` and its kernel library."""
+        if len(blob) < _HEADER.size:
+            raise ModuleLoadError(f"{origin}: the VM program is truncated")
+        magic, version, n = _HEADER.unpack_from(blob)
+        if magic != PROGRAM_MAGIC:
+            raise ModuleLoadError(f"{origin}: not a VM program (bad magic {magic!r})")
+        if version != PROGRAM_VERSION:
+            raise ModuleLoadError(
+                f"{origin}: VM program version {version}; this runtime reads version "
+                f"{PROGRAM_VERSION} (rebuild the executable or upgrade tvm-runtime)"
+            )
+        start = _HEADER.size
+        try:
+            program = json.loads(blob[start:start + n].decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as err:
+            raise ModuleLoadError(f"{origin}: the VM program JSON is invalid: {err}") from err
+        if not isinstance(program, dict):
+            raise ModuleLoadError(f"{origin}: the VM program must be a JSON object")
+        raw_start = start + n + ((-(start + n)) % _ALIGN)
+        constants = []
+        for i, meta in enumerate(program.get("constants") or []):
+            try:
+                dtype = to_numpy_dtype(meta["dtype"])
+                shape = tuple(int(d) for d in meta["shape"])
+                lo = raw_start + int(meta["offset"])
+                hi = lo + int(meta["nbytes"])
+            except (KeyError, TypeError, ValueError) as err:
+                raise ModuleLoadError(f"{origin}: constant {i} has a bad entry {meta!r}") from err
+            if hi > len(blob) or int(meta["nbytes"]) != int(np.prod(shape)) * dtype.itemsize:
+                raise ModuleLoadError(f"{origin}: constant {i} lies outside the program data")
+            constants.append(np.frombuffer(blob[lo:hi], dtype=dtype).reshape(shape).copy())
+        return cls(program, constants, kernel_lib)
+
+    def export_library(self, path: str | os.PathLike[str], **kwargs: Any) -> None:
+        """Write one file: the kernel library (exported with ``kwargs``) plus the program.
+
+        The result loads back with :func:`tvm.runtime.load_module` (or
+        :func:`load_executable`) into an equal executable.
+        """
+        path = os.fspath(path)
+        parent = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(parent):
+            raise FileNotFoundError(f"export_library: directory {parent!r} does not exist")
+        suffix = os.path.splitext(path)[1] or ".so"
+        with tempfile.TemporaryDirectory(prefix="tvm_vm_export_") as tmp:
+            lib_bytes = b""
+            if self.kernel_lib is not None and self.kernel_lib.function_names:
+                lib_path = os.path.join(tmp, "kernels" + suffix)
+                self.kernel_lib.export_library(lib_path, **kwargs)
+                with open(lib_path, "rb") as f:
+                    lib_bytes = f.read()
+            elif kwargs:
+                raise TypeError(f"export_library: unexpected options {sorted(kwargs)}")
+            blob = self.program_bytes()
+        tmp_out = f"{path}.tmp{os.getpid()}"
+        try:
+            with open(tmp_out, "wb") as f:
+                f.write(lib_bytes)
+                f.write(blob)
+                f.write(_TRAILER.pack(len(blob), TRAILER_MAGIC))
+            os.replace(tmp_out, path)
+        finally:
+            if os.path.exists(tmp_out):
+                os.remove(tmp_out)
+
+
+def _validate_program(program: Any, nconst: int) -> dict[str, Any]:
+    if not isinstance(program, dict):
+        raise ModuleLoadError(f"a VM program must be a dict, got {type(program).__name__}")
+    funcs = program.get("functions")
+    if not isinstance(funcs, list):
+        raise ModuleLoadError("the VM program has no 'functions' list")
+    consts = program.get("constants")
+    if not isinstance(consts, list):
+        raise ModuleLoadError("the VM program's 'constants' must be a list")
+    if len(consts) != nconst:
+        raise ModuleLoadError(
+            f"the VM program declares {len(consts)} constants but {nconst} were given"
+        )
+    for i, meta in enumerate(consts):
+        if not isinstance(meta, dict) or "dtype" not in meta or "shape" not in meta:
+            raise ModuleLoadError(f"the VM program's constant {i} has no dtype/shape")
+        try:
+            parse_dtype(meta["dtype"])
+        except (TypeError, ValueError) as err:
+            raise ModuleLoadError(f"the VM program's constant {i}: {err}") from err
+    names = set()
+    for fn in funcs:
+        try:
+            validate_function(fn, nconst)
+        except BytecodeError as err:
+            raise ModuleLoadError(str(err)) from err
+        if fn["name"] in names:
+            raise ModuleLoadError(f"the VM program defines function {fn['name']!r} twice")
+        names.add(fn["name"])
+    return program
+
+
+# ---------------------------------------------------------------------------- loading
+
+
+def _read_trailer(path: str) -> tuple[int, int] | None:
+    """``(library length, blob length)`` of an executable file, or None if it is not one."""
+    size = os.path.getsize(path)
+    if size < _TRAILER.size:
+        return None
+    with open(path, "rb") as f:
+        f.seek(size - _TRAILER.size)
+        blob_len, magic = _TRAILER.unpack(f.read(_TRAILER.size))
+    if magic != TRAILER_MAGIC:
+        return None
+    if blob_len > size - _TRAILER.size:
+        raise ModuleLoadError(f"{path!r}: the VM program trailer is corrupt (length {blob_len})")
+    return size - _TRAILER.size - blob_len, blob_len
+
+
+def is_executable_file(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is an exported VM executable."""
+    return _read_trailer(os.fspath(path)) is not None
+
+
+def load_executable(path: str | os.PathLike[str]) -> Executable:
+    """Load an exported executable (the kernels are ``dlopen``-ed from the same file)."""
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"load_executable: no such file: {path!r}")
+    found = _read_trailer(path)
+    if found is None:
+        raise ModuleLoadError(
+            f"{path!r} is not a VM executable (no {TRAILER_MAGIC.decode()} trailer); export "
+            "one with Executable.export_library"
+        )
+    lib_len, blob_len = found
+    with open(path, "rb") as f:
+        f.seek(lib_len)
+        blob = f.read(blob_len)
+    kernel_lib = SharedLibraryModule(path) if lib_len else None
+    return Executable.from_program_bytes(blob, kernel_lib, origin=repr(path))
+
+
+def _load_shared_library(path: str) -> Module:
+    if is_executable_file(path):
+        return load_executable(path)
+    return SharedLibraryModule(path)
+
+
+class VMExecutableLoaderPlugin:
+    """Built-in loader: shared libraries that carry a VM program load as an Executable."""
+
+    @staticmethod
+    @hookimpl
+    def tvm_runtime_module_loader(fmt: str) -> Any:
+        if fmt in ("so", "dylib", "dll"):
+            return _load_shared_library
+        return None
