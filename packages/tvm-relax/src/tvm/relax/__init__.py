@@ -91,3 +91,15 @@ def _install_script_printer() -> None:
 
 
 _install_script_printer()
+
+
+_LAZY_SUBMODULES = frozenset({"transform", "frontend", "analysis", "vm", "topi", "dpl", "op"})
+
+
+def __getattr__(name: str):
+    """``relax.transform``, ``relax.frontend``, ... import on first use (keeps import fast)."""
+    if name in _LAZY_SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module 'tvm.relax' has no attribute {name!r}")
