@@ -29,6 +29,14 @@ def _cases():
         return [c for c in collect_testcases() if c.model is not None and c.data_sets]
 
 
+def _array(value):
+    if isinstance(value, onnx.TensorProto):
+        from onnx import numpy_helper
+
+        return numpy_helper.to_array(value)
+    return np.asarray(value)
+
+
 def _static(sinfo):
     return tuple(int(d.value) if isinstance(d, tir.IntImm) else None for d in sinfo.shape_values)
 
@@ -50,7 +58,7 @@ def test_imported_output_shapes_match_node_suite():
         except Exception as err:  # noqa: BLE001 - listed below
             mismatches.append(f"{case.name}: import raised {type(err).__name__}: {err}"[:300])
             continue
-        expected = [np.asarray(o) for o in case.data_sets[0][1]]
+        expected = [_array(o) for o in case.data_sets[0][1]]
         sinfos = _output_sinfos(mod["main"])
         if len(sinfos) != len(expected):
             mismatches.append(f"{case.name}: {len(sinfos)} outputs, expected {len(expected)}")

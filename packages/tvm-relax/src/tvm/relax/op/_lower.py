@@ -14,11 +14,11 @@ from tvm.ir.op import Op
 from tvm.tir.function import PrimFunc
 
 from ..expr import Call, Expr, PrimValue
-from ..struct_info import PrimStructInfo, StructInfo, TensorStructInfo, TupleStructInfo
+from ..struct_info import PrimStructInfo, StructInfo
 
 __all__ = [
-    "primfunc_name", "te_call", "prim_func_call", "all_tensor_args", "scalar_values",
-    "tensor_sinfo",
+    "primfunc_name", "te_call", "prim_func_call", "scalar_values", "unary_legalizer",
+    "binary_legalizer",
 ]
 
 
@@ -52,15 +52,6 @@ def prim_func_call(
     return call_tir(gv, list(args), out_sinfo)
 
 
-def tensor_sinfo(expr: Expr) -> Optional[TensorStructInfo]:
-    sinfo = getattr(expr, "struct_info_", None)
-    return sinfo if isinstance(sinfo, TensorStructInfo) else None
-
-
-def all_tensor_args(call: Call) -> bool:
-    return all(tensor_sinfo(a) is not None for a in call.args)
-
-
 def scalar_values(call: Call) -> Optional[list]:
     """The PrimExprs of ``call``'s arguments if all are scalars with known values."""
     out = []
@@ -73,12 +64,6 @@ def scalar_values(call: Call) -> Optional[list]:
             return None
         out.append(value)
     return out
-
-
-def flatten_tensor_sinfo(sinfo: StructInfo) -> list[TensorStructInfo]:
-    if isinstance(sinfo, TupleStructInfo):
-        return [t for f in sinfo.fields for t in flatten_tensor_sinfo(f)]
-    return [sinfo] if isinstance(sinfo, TensorStructInfo) else []
 
 
 def unary_legalizer(name: str) -> Callable[[Any, Call], Expr]:

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import Any, Sequence
 
 from tvm.arith import Analyzer
 from tvm.ffi.dtype import DTypeCode, parse_dtype
 from tvm.tir.expr import Cast, IntImm, PrimExpr, const
 
 __all__ = [
-    "is_float", "is_int", "is_bool", "is_signed_int", "cast", "int64", "simplify", "prod",
-    "normalize_axes", "broadcast_index", "is_one", "const_int", "ceil_div",
+    "is_float", "is_bool", "is_signed_int", "cast", "int64", "simplify", "prod",
+    "broadcast_index", "is_one",
 ]
 
 _ANALYZER = Analyzer()
@@ -22,11 +22,6 @@ def _code(dtype: str) -> int:
 
 def is_float(dtype: str) -> bool:
     return _code(dtype) in (DTypeCode.FLOAT, DTypeCode.BFLOAT)
-
-
-def is_int(dtype: str) -> bool:
-    """Signed or unsigned integer (not bool)."""
-    return _code(dtype) in (DTypeCode.INT, DTypeCode.UINT)
 
 
 def is_signed_int(dtype: str) -> bool:
@@ -67,33 +62,10 @@ def prod(values: Sequence[Any]) -> PrimExpr:
     return simplify(out)
 
 
-def ceil_div(a: Any, b: Any) -> PrimExpr:
-    return (a + b - 1) // b
-
-
 def is_one(dim: Any) -> bool:
     if isinstance(dim, int):
         return dim == 1
     return isinstance(dim, IntImm) and dim.value == 1
-
-
-def const_int(value: Any) -> Optional[int]:
-    """The Python int of a constant dimension, else None."""
-    if isinstance(value, int):
-        return value
-    if isinstance(value, IntImm):
-        return value.value
-    value = simplify(value)
-    return value.value if isinstance(value, IntImm) else None
-
-
-def normalize_axes(axes: Optional[Sequence[int]], ndim: int) -> list[int]:
-    """Axes in ``[0, ndim)`` sorted (None: all axes)."""
-    if axes is None:
-        return list(range(ndim))
-    if isinstance(axes, int):
-        axes = [axes]
-    return sorted({a % ndim if ndim else 0 for a in axes})
 
 
 def broadcast_index(out_index: Sequence[PrimExpr], shape: Sequence[PrimExpr]) -> tuple:

@@ -11,7 +11,7 @@ from typing import Any, Sequence
 from tvm import te, tir
 from tvm.tir.expr import EQ, GE, LT, FloorDiv, FloorMod, IntImm, Max, Min, PrimExpr, Select
 
-from ._util import broadcast_index, cast, int64, is_float, simplify
+from ._util import cast, int64, is_float, simplify
 from .elemwise import _operand
 
 __all__ = [

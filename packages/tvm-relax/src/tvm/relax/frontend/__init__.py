@@ -1,0 +1,30 @@
+"""Model importers: ``relax.frontend.onnx.from_onnx`` (extra ``tvm-relax[onnx]``).
+
+Frontend subpackages import their format's library lazily, so ``import tvm.relax.frontend``
+works without any of them installed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tvm.ir.module import IRModule
+
+__all__ = ["detach_params"]
+
+
+def detach_params(mod: IRModule) -> tuple[IRModule, dict[str, list[Any]]]:
+    """Split the ``"params"`` attribute off every Relax function of ``mod``.
+
+    Importers called with ``keep_params_in_input=True`` attach the weights (numpy arrays, in
+    parameter order after the first ``num_input`` parameters) as the function attribute
+    ``"params"``.  Returns the module without that attribute and ``{name: [arrays]}``.
+    """
+    from ..expr import Function
+
+    params: dict[str, list[Any]] = {}
+    for gv, func in list(mod.functions.items()):
+        if isinstance(func, Function) and func.get_attr("params") is not None:
+            params[gv.name_hint] = list(func.get_attr("params"))
+            mod = mod.with_function(gv, func.without_attr("params"))
+    return mod, params

@@ -1,0 +1,526 @@
+"""ONNX graph walk: inputs, initializers, symbolic dimensions, opset dispatch, folding.
+
+:func:`from_onnx` turns an ``onnx.ModelProto`` into an IRModule whose ``"main"`` function
+takes the graph inputs (unknown dimensions become int64 symbolic variables named after their
+``dim_param``) and returns the graph outputs (a Tuple when there are several).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Optional, Union
+
+import numpy as np
+
+from tvm import tir
+from tvm.ir.module import IRModule
+from tvm.tir.expr import IntImm, PrimExpr
+
+from ...block_builder import BlockBuilder
+from ...expr import Constant, Expr, ShapeExpr, TupleGetItem, Var
+from ...struct_info import ShapeStructInfo, TensorStructInfo, TupleStructInfo
+from .common import (
+    CONVERTERS,
+    NodeContext,
+    OnnxImportError,
+    OpNotImplemented,
+    SymValue,
+    np_dtype_of,
+    onnx_dtype_to_str,
+    simplify_object_array,
+)
+
+__all__ = ["from_onnx", "GraphImporter", "supported_ops"]
+
+MIN_OPSET = 1
+_FOLD_LIMIT = 1 << 22  # elements; larger results stay in the program
+_REFERENCE_FOLD_LIMIT = 1 << 16  # input elements evaluated at import time by onnx.reference
+_NO_REFERENCE_FOLD = {"If", "Loop", "Scan", "SequenceMap", "Bernoulli", "Multinomial",
+                      "Dropout", "Constant"}
+
+
+def _empty_type() -> Any:
+    from onnx import TypeProto
+
+    return TypeProto()
+
+
+def _require_onnx() -> Any:
+    try:
+        import onnx
+    except ImportError as err:  # pragma: no cover - exercised without the extra
+        raise ImportError(
+            "the ONNX frontend needs the 'onnx' package: pip install 'tvm-relax[onnx]'"
+        ) from err
+    return onnx
+
+
+def _load_converters() -> None:
+    from . import ops_attention, ops_math, ops_nn, ops_quant, ops_reduce, ops_tensor  # noqa: F401
+
+
+def supported_ops(domain: str = "") -> list[str]:
+    """The ONNX op types (of ``domain``) that have a converter."""
+    _load_converters()
+    return sorted(op for (dom, op) in CONVERTERS if dom == domain)
+
+
+def _sanitize(name: str, default: str = "v") -> str:
+    text = re.sub(r"[^0-9A-Za-z_]", "_", name or "")
+    if not text:
+        return default
+    if text[0].isdigit():
+        text = "_" + text
+    return text
+
+
+class GraphImporter:
+    """Walks one ONNX graph, emitting Relax bindings through a :class:`BlockBuilder`."""
+
+    def __init__(
+        self,
+        shape_dict: Optional[dict[str, Any]] = None,
+        dtype_dict: Union[None, str, dict[str, str]] = None,
+        keep_params_in_input: bool = False,
+        opset: Optional[int] = None,
+    ):
+        self.shape_dict = dict(shape_dict or {})
+        self.dtype_dict = dtype_dict
+        self.keep_params_in_input = keep_params_in_input
+        self.opset_override = opset
+        self.opsets: dict[str, int] = {}
+        self.bb = BlockBuilder()
+        self.values: dict[str, Any] = {}
+        self.sym_vars: dict[str, tir.Var] = {}
+        self.sym_owner: dict[int, Expr] = {}  # id(tir var) -> a tensor whose shape binds it
+        self.params: list[Var] = []
+        self.param_values: list[np.ndarray] = []
+        self._schemas: dict[tuple[str, str, int], int] = {}
+
+    # -- model -----------------------------------------------------------------------------
+    def import_model(self, model: Any) -> IRModule:
+        onnx = _require_onnx()
+        _load_converters()
+        for entry in model.opset_import:
+            domain = "" if entry.domain in ("", "ai.onnx") else entry.domain
+            self.opsets[domain] = int(entry.version)
+        if self.opset_override is not None:
+            self.opsets[""] = int(self.opset_override)
+        self.opsets.setdefault("", onnx.defs.onnx_opset_version())
+        if self.opsets[""] < MIN_OPSET:
+            raise OpNotImplemented(f"ONNX opset {self.opsets['']} is not supported")
+        graph = model.graph
+        inputs, init_params = self._graph_inputs(graph)
+        all_params = inputs + init_params
+        attrs: dict[str, Any] = {}
+        if self.keep_params_in_input:
+            attrs["num_input"] = len(inputs)
+        with self.bb.function("main", all_params, attrs=attrs):
+            with self.bb.dataflow():
+                self.convert_nodes(graph.node)
+                outputs = []
+                for out in graph.output:
+                    if out.name not in self.values:
+                        raise OnnxImportError(f"graph output {out.name!r} is not produced by any node")
+                    value = self.to_expr(self.values[out.name])
+                    outputs.append(self.bb.emit_output(value, _sanitize(out.name, "out")))
+            self.bb.emit_func_output(outputs[0] if len(outputs) == 1 else outputs)
+        mod = self.bb.get()
+        if self.keep_params_in_input:
+            func = mod["main"]
+            mod = mod.with_function(mod.get_global_var("main"),
+                                    func.with_attr("params", tuple(self.param_values)))
+        return mod
+
+    def _graph_inputs(self, graph: Any) -> tuple[list[Var], list[Var]]:
+        from onnx import numpy_helper
+
+        init_names = set()
+        init_params: list[Var] = []
+        for tensor in graph.initializer:
+            init_names.add(tensor.name)
+            dtype = onnx_dtype_to_str(tensor.data_type, f"initializer {tensor.name!r}: ")
+            array = numpy_helper.to_array(tensor)
+            array = np.asarray(array).astype(np_dtype_of(dtype), copy=False)
+            if self.keep_params_in_input:
+                var = Var(_sanitize(tensor.name, "param"), TensorStructInfo(list(array.shape), dtype))
+                init_params.append(var)
+                self.param_values.append(array)
+                self.values[tensor.name] = var
+            else:
+                self.values[tensor.name] = Constant(array)
+        for tensor in graph.sparse_initializer:
+            raise OpNotImplemented(f"sparse initializer {tensor.values.name!r} is not supported")
+        inputs: list[Var] = []
+        for info in graph.input:
+            if info.name in init_names:
+                continue
+            var = Var(_sanitize(info.name, "input"), self._input_sinfo(info))
+            for dim in var.struct_info.shape_values or ():
+                if isinstance(dim, tir.Var):
+                    self.sym_owner.setdefault(id(dim), var)
+            self.values[info.name] = var
+            inputs.append(var)
+        return inputs, init_params
+
+    def _sym(self, name: str) -> tir.Var:
+        if name not in self.sym_vars:
+            self.sym_vars[name] = tir.Var(_sanitize(name, "n"), "int64")
+        return self.sym_vars[name]
+
+    def _input_sinfo(self, info: Any) -> TensorStructInfo:
+        ttype = info.type
+        if ttype.WhichOneof("value") != "tensor_type":
+            raise OpNotImplemented(
+                f"graph input {info.name!r}: only tensor inputs are supported, got "
+                f"{ttype.WhichOneof('value')}"
+            )
+        if isinstance(self.dtype_dict, str):
+            dtype = self.dtype_dict
+        elif self.dtype_dict and info.name in self.dtype_dict:
+            dtype = self.dtype_dict[info.name]
+        else:
+            dtype = onnx_dtype_to_str(ttype.tensor_type.elem_type, f"graph input {info.name!r}: ")
+        if info.name in self.shape_dict:
+            shape = [
+                self._sym(d) if isinstance(d, str)
+                else self._sym(f"{info.name}_dim{i}") if d is None or (isinstance(d, int) and d < 0)
+                else d
+                for i, d in enumerate(self.shape_dict[info.name])
+            ]
+            return TensorStructInfo(shape, dtype)
+        if not ttype.tensor_type.HasField("shape"):
+            raise OpNotImplemented(
+                f"graph input {info.name!r} has unknown rank; give its shape in shape_dict"
+            )
+        shape: list[Any] = []
+        for i, dim in enumerate(ttype.tensor_type.shape.dim):
+            if dim.HasField("dim_value") and dim.dim_value >= 0:
+                shape.append(int(dim.dim_value))
+            elif dim.HasField("dim_param") and dim.dim_param:
+                shape.append(self._sym(dim.dim_param))
+            else:
+                shape.append(self._sym(f"{info.name}_dim{i}"))
+        return TensorStructInfo(shape, dtype)
+
+    # -- nodes -----------------------------------------------------------------------------
+    def convert_nodes(self, nodes: Any) -> None:
+        for node in nodes:
+            self.convert_node(node)
+
+    def _op_since_version(self, node: Any, opset: int) -> Optional[int]:
+        key = (node.domain, node.op_type, opset)
+        if key not in self._schemas:
+            import onnx
+
+            try:
+                schema = onnx.defs.get_schema(node.op_type, opset, node.domain)
+                self._schemas[key] = schema.since_version
+            except Exception:  # noqa: BLE001 - SchemaError: not defined at that opset
+                self._schemas[key] = None
+        return self._schemas[key]
+
+    def convert_node(self, node: Any) -> None:
+        domain = "" if node.domain in ("", "ai.onnx") else node.domain
+        opset = self.opsets.get(domain)
+        where = f"ONNX {node.op_type} (node {node.name!r}, opset {opset})"
+        conv = CONVERTERS.get((domain, node.op_type))
+        if conv is None:
+            dom = f" in domain {domain!r}" if domain else ""
+            raise OpNotImplemented(f"{where}: operator {node.op_type}{dom} is not supported")
+        if opset is None:
+            raise OpNotImplemented(f"{where}: the model imports no opset for domain {domain!r}")
+        if domain == "" and self._op_since_version(node, opset) is None:
+            raise OpNotImplemented(f"{where}: {node.op_type} is not defined at opset {opset}")
+        if opset < conv.min_opset:
+            raise OpNotImplemented(
+                f"{where}: opset {opset} is not supported for {node.op_type} "
+                f"(the importer supports opset {conv.min_opset} and newer)"
+            )
+        inputs = []
+        for name in node.input:
+            if name == "":
+                inputs.append(None)
+            elif name not in self.values:
+                raise OnnxImportError(f"{where}: input {name!r} is not defined before the node")
+            else:
+                inputs.append(self.values[name])
+        ctx = NodeContext(self, node, inputs, opset)
+        result = None
+        try:
+            if conv.fold is not None:
+                result = self._try_fold(ctx, conv)
+            if result is None:
+                result = self._reference_fold(ctx, opset)
+            if result is None:
+                result = conv.impl(ctx)
+            self._bind_outputs(ctx, result)
+        except OnnxImportError:
+            raise
+        except Exception as err:  # noqa: BLE001 - re-raised with the node named
+            raise OnnxImportError(f"{where}: {type(err).__name__}: {err}") from err
+
+    def _try_fold(self, ctx: NodeContext, conv: Any) -> Any:
+        arrays = []
+        for value in ctx.raw_inputs:
+            if value is None:
+                arrays.append(None)
+                continue
+            known = self.known_value(value)
+            if known is None:
+                return None
+            if known.dtype == object and not conv.symbolic_fold:
+                return None
+            arrays.append(known)
+        try:
+            out = conv.fold(ctx, *arrays)
+        except (OnnxImportError, NotImplementedError):
+            raise
+        except Exception:  # noqa: BLE001 - fall back to emitting the op
+            return None
+        if out is None:
+            return None
+        if not isinstance(out, (list, tuple, np.ndarray)):
+            boxed = np.empty((), dtype=object)
+            boxed[()] = out
+            out = boxed if isinstance(out, PrimExpr) else np.asarray(out)
+        outs = out if isinstance(out, (list, tuple)) else [out]
+        for o in outs:
+            if isinstance(o, np.ndarray) and o.size > _FOLD_LIMIT:
+                return None
+        return out
+
+    def _reference_fold(self, ctx: NodeContext, opset: int) -> Optional[list[np.ndarray]]:
+        """All inputs constant and small: evaluate the node with onnx's reference evaluator."""
+        node = ctx.node
+        if (not ctx.raw_inputs or node.op_type in _NO_REFERENCE_FOLD
+                or node.op_type.startswith("Random") or node.domain not in ("", "ai.onnx")):
+            return None
+        feeds = {}
+        total = 0
+        for name, value in zip(node.input, ctx.raw_inputs):
+            if value is None:
+                continue
+            array = self.const_value(value)
+            if array is None:
+                return None
+            total += array.size
+            feeds[name] = array
+        if total > _REFERENCE_FOLD_LIMIT:
+            return None
+        try:
+            from onnx import helper
+            from onnx.reference import ReferenceEvaluator
+
+            graph = helper.make_graph(
+                [node], "fold",
+                [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(a.dtype), a.shape)
+                 for n, a in feeds.items()],
+                [helper.make_value_info(n, _empty_type()) for n in node.output if n])
+            model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+            outs = ReferenceEvaluator(model).run(None, feeds)
+        except Exception:  # noqa: BLE001 - not foldable: convert the node instead
+            return None
+        results: list[Any] = []
+        it = iter(outs)
+        for n in node.output:
+            results.append(np.asarray(next(it)) if n else None)
+        if any(r is not None and (r.dtype == object or r.size > _FOLD_LIMIT) for r in results):
+            return None
+        return results
+
+    def _bind_outputs(self, ctx: NodeContext, result: Any) -> None:
+        names = list(ctx.node.output)
+        if isinstance(result, (list, tuple)):
+            results = list(result)
+        else:
+            if isinstance(result, Expr) and not isinstance(result, (Var, Constant)):
+                result = self.bb.emit(result, _sanitize(names[0] if names else ""))
+            if isinstance(result, Expr) and isinstance(result.struct_info, TupleStructInfo):
+                n = len(result.struct_info.fields)
+                results = [self.bb.emit(TupleGetItem(result, i), _sanitize(names[i]))
+                           if i < len(names) and names[i] else None for i in range(n)]
+            else:
+                results = [result]
+        for i, name in enumerate(names):
+            if not name:
+                continue
+            if i >= len(results) or results[i] is None:
+                raise OnnxImportError(f"{ctx.where()}: output {i} ({name!r}) was not produced")
+            self.values[name] = self._store(results[i], name)
+
+    def _store(self, value: Any, name: str) -> Any:
+        if isinstance(value, SymValue):
+            return SymValue(simplify_object_array(value.values, self.bb.analyzer), value.dtype) \
+                if not value.is_static else Constant(value.to_numpy())
+        if isinstance(value, np.ndarray):
+            if value.dtype == object:
+                simplify_object_array(value, self.bb.analyzer)
+                sym = SymValue(value)
+                return Constant(sym.to_numpy()) if sym.is_static else sym
+            return Constant(value if value.flags.c_contiguous else value.copy())
+        if isinstance(value, (np.generic, int, float, bool)):
+            return Constant(np.asarray(value))
+        if isinstance(value, (Var, Constant)):
+            return value
+        if isinstance(value, Expr):
+            return self.bb.emit(value, _sanitize(name))
+        raise OnnxImportError(f"converter for {name!r} produced {type(value).__name__}")
+
+    # -- values ----------------------------------------------------------------------------
+    def to_expr(self, value: Any) -> Expr:
+        if isinstance(value, SymValue):
+            if value.is_static:
+                return Constant(value.to_numpy())
+            return self._materialize(value)
+        if isinstance(value, np.ndarray):
+            return Constant(value)
+        return value
+
+    def _materialize(self, value: SymValue) -> Expr:
+        """A runtime int64 tensor holding symbolic shape values (a small TIR kernel)."""
+        from tvm import te
+
+        flat = list(value.values.reshape(-1))
+        owners: list[Expr] = []
+        for v in flat:
+            if isinstance(v, PrimExpr):
+                for var in tir.free_vars(v) if hasattr(tir, "free_vars") else []:
+                    owner = self.sym_owner.get(id(var))
+                    if owner is None:
+                        raise OpNotImplemented(
+                            f"cannot materialise symbolic value {v} as a tensor (no tensor binds {var})"
+                        )
+                    if all(owner is not o for o in owners):
+                        owners.append(owner)
+        dtype = value.dtype
+        exprs = [tir.const(int(v), dtype) if not isinstance(v, PrimExpr) else tir.Cast(dtype, v)
+                 if v.dtype != dtype else v for v in flat]
+        shape = list(value.values.shape)
+
+        def fn(*_tensors: Any) -> Any:
+            def body(*idx: Any) -> Any:
+                flat_i = idx[0] if len(idx) == 1 else None
+                if flat_i is None:
+                    flat_i = tir.const(0, "int64")
+                    for d, ix in zip(shape, idx):
+                        flat_i = flat_i * d + ix
+                out = exprs[-1]
+                for k in range(len(exprs) - 2, -1, -1):
+                    out = tir.Select(flat_i == k, exprs[k], out)
+                return out
+
+            return te.compute(shape if shape else [1], body, name="shape_values")
+
+        out = self.bb.emit_te(fn, *owners, primfunc_name_hint="shape_to_tensor")
+        if not shape:
+            from .common import R
+
+            out = self.bb.emit(R.reshape(out, ShapeExpr([])))
+        return out
+
+    def const_value(self, value: Any) -> Optional[np.ndarray]:
+        if isinstance(value, Constant):
+            return value.data
+        if isinstance(value, SymValue) and value.is_static:
+            return value.to_numpy()
+        return None
+
+    def known_value(self, value: Any) -> Optional[np.ndarray]:
+        if isinstance(value, Constant):
+            return value.data
+        if isinstance(value, SymValue):
+            return value.to_numpy() if value.is_static else value.values
+        return None
+
+    def _raw_sinfo(self, expr: Any) -> Any:
+        sinfo = getattr(expr, "struct_info_", None)
+        if sinfo is None and isinstance(expr, Expr):
+            sinfo = self.bb.normalize(expr).struct_info
+        return sinfo
+
+    def sinfo_of(self, value: Any) -> Any:
+        if isinstance(value, SymValue):
+            return TensorStructInfo(list(value.values.shape), value.dtype)
+        return self._raw_sinfo(value)
+
+    def dtype_of(self, value: Any) -> str:
+        sinfo = self.sinfo_of(value)
+        if not isinstance(sinfo, TensorStructInfo):
+            raise OnnxImportError(f"expected a tensor, got {type(sinfo).__name__}")
+        return sinfo.dtype
+
+    def ndim_of(self, value: Any) -> int:
+        sinfo = self.sinfo_of(value)
+        if isinstance(sinfo, ShapeStructInfo):
+            return 1
+        return sinfo.ndim if isinstance(sinfo, TensorStructInfo) else -1
+
+    def shape_of(self, value: Any) -> Optional[list[Any]]:
+        sinfo = self.sinfo_of(value)
+        if not isinstance(sinfo, TensorStructInfo) or sinfo.shape_values is None:
+            return None
+        out: list[Any] = []
+        for d in sinfo.shape_values:
+            out.append(int(d.value) if isinstance(d, IntImm) else d)
+        return out
+
+    # -- attributes ------------------------------------------------------------------------
+    def parse_attributes(self, node: Any) -> dict[str, Any]:
+        from onnx import AttributeProto, numpy_helper
+
+        out: dict[str, Any] = {}
+        for a in node.attribute:
+            t = a.type
+            if t == AttributeProto.FLOAT:
+                out[a.name] = float(a.f)
+            elif t == AttributeProto.INT:
+                out[a.name] = int(a.i)
+            elif t == AttributeProto.STRING:
+                out[a.name] = a.s.decode("utf-8", errors="replace")
+            elif t == AttributeProto.TENSOR:
+                out[a.name] = numpy_helper.to_array(a.t)
+                out[a.name + "@dtype"] = int(a.t.data_type)
+            elif t == AttributeProto.GRAPH:
+                out[a.name] = a.g
+            elif t == AttributeProto.FLOATS:
+                out[a.name] = [float(v) for v in a.floats]
+            elif t == AttributeProto.INTS:
+                out[a.name] = [int(v) for v in a.ints]
+            elif t == AttributeProto.STRINGS:
+                out[a.name] = [s.decode("utf-8", errors="replace") for s in a.strings]
+            elif t == AttributeProto.TENSORS:
+                out[a.name] = [numpy_helper.to_array(v) for v in a.tensors]
+            elif t == AttributeProto.GRAPHS:
+                out[a.name] = list(a.graphs)
+            else:
+                out[a.name] = a
+        return out
+
+
+def from_onnx(
+    model: Any,
+    shape_dict: Optional[dict[str, Any]] = None,
+    dtype_dict: Union[None, str, dict[str, str]] = None,
+    keep_params_in_input: bool = False,
+    opset: Optional[int] = None,
+) -> IRModule:
+    """Import an ONNX model as an IRModule with a ``"main"`` function.
+
+    ``model``: an ``onnx.ModelProto`` or a path to a ``.onnx`` file.  ``shape_dict`` maps
+    input names to shapes (ints; a str or None is a symbolic dimension) overriding the model's;
+    ``dtype_dict`` maps input names to dtypes (or one dtype for all).  Unknown dimensions
+    become int64 symbolic variables named after their ``dim_param``.  Initializers become
+    Constants, or, with ``keep_params_in_input``, parameters after the inputs (the function
+    gets attrs ``num_input`` and ``params``, the initializer arrays in order; see
+    :func:`tvm.relax.frontend.detach_params`).  ``opset`` overrides the model's default-domain
+    opset.  Unsupported ops, attribute values, dtypes or opsets raise :class:`OpNotImplemented`
+    naming the op type, the node and the opset.
+    """
+    onnx = _require_onnx()
+    if isinstance(model, (str, bytes)) or hasattr(model, "__fspath__"):
+        model = onnx.load(model)
+    if not isinstance(model, onnx.ModelProto):
+        raise TypeError(f"from_onnx: expected an onnx.ModelProto or a path, got {type(model).__name__}")
+    importer = GraphImporter(shape_dict, dtype_dict, keep_params_in_input, opset)
+    return importer.import_model(model)

@@ -1,0 +1,494 @@
+"""ONNX neural-network operators: Conv, ConvTranspose, pooling, normalisations, Softmax
+family, LRN, Resize/Upsample.
+
+1-d convolutions and pools run as 2-d ones over an inserted unit axis.  Normalisations with
+constant parameters precompute their per-channel scale and shift at import time.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Optional
+
+import numpy as np
+
+from .common import R, converter
+from .ops_math import scalar
+
+
+# -- padding helpers -------------------------------------------------------------------------
+def _auto_pads(ctx: Any, in_sizes: list[Any], kernel: list[int], strides: list[int],
+               dilations: list[int]) -> list[int]:
+    """ONNX pads ([b_1, ..., b_n, e_1, ..., e_n]) from auto_pad and pads."""
+    n = len(kernel)
+    auto = ctx.attr("auto_pad", "NOTSET")
+    if auto in ("NOTSET", ""):
+        pads = ctx.attr("pads", [0] * (2 * n))
+        return [int(p) for p in pads]
+    if auto == "VALID":
+        return [0] * (2 * n)
+    if auto not in ("SAME_UPPER", "SAME_LOWER"):
+        raise ctx.unsupported(f"auto_pad={auto!r}")
+    begin, end = [], []
+    for size, k, s, d in zip(in_sizes, kernel, strides, dilations):
+        if not isinstance(size, int):
+            raise ctx.unsupported(f"auto_pad={auto} needs static spatial dimensions")
+        out = -(-size // s)
+        total = max((out - 1) * s + (k - 1) * d + 1 - size, 0)
+        small, big = total // 2, total - total // 2
+        begin.append(small if auto == "SAME_UPPER" else big)
+        end.append(big if auto == "SAME_UPPER" else small)
+    return begin + end
+
+
+def _spatial(ctx: Any, weight_i: Optional[int] = None) -> tuple[int, list[int]]:
+    nsp = ctx.ndim(0) - 2
+    if nsp < 1:
+        raise ctx.error(f"input must have at least 3 dimensions, got {nsp + 2}")
+    if "kernel_shape" in ctx.attrs:
+        kernel = list(ctx.attr("kernel_shape"))
+    elif weight_i is not None:
+        kernel = [int(k) for k in ctx.shape(weight_i)[2:]]
+    else:
+        raise ctx.error("kernel_shape is required")
+    return nsp, kernel
+
+
+def _to_2d(ctx: Any, x: Any) -> Any:
+    """(N, C, W) -> (N, C, 1, W)."""
+    return R.expand_dims(x, [2])
+
+
+def _lift(values: list[Any], nsp: int, fill: Any) -> list[Any]:
+    """Per-axis values of a 1-d op as the 2-d op's (unit H axis first)."""
+    return [fill] + list(values) if nsp == 1 else list(values)
+
+
+def _lift_pads(pads: list[int], nsp: int) -> list[int]:
+    if nsp == 1:
+        return [0, pads[0], 0, pads[1]]
+    return pads
+
+
+# -- Conv ------------------------------------------------------------------------------------
+@converter("Conv")
+def _conv(ctx: Any) -> Any:
+    nsp, kernel = _spatial(ctx, 1)
+    strides = list(ctx.attr("strides", [1] * nsp))
+    dilations = list(ctx.attr("dilations", [1] * nsp))
+    pads = _auto_pads(ctx, ctx.shape(0)[2:], kernel, strides, dilations)
+    groups = ctx.attr("group", 1)
+    x, w = ctx.input(0), ctx.input(1)
+    if nsp > 2:
+        raise ctx.unsupported(f"{nsp}-d convolution (only 1-d and 2-d are supported)")
+    if nsp == 1:
+        x, w = _to_2d(ctx, x), _to_2d(ctx, w)
+    y = R.nn.conv2d(x, w, _lift(strides, nsp, 1), _lift_pads(pads, nsp),
+                    _lift(dilations, nsp, 1), groups)
+    if nsp == 1:
+        y = R.squeeze(y, [2])
+    if ctx.has(2):
+        y = y + _channel_vector(ctx, 2, nsp)
+    return y
+
+
+def _channel_vector(ctx: Any, i: int, nsp: int) -> Any:
+    """Input ``i`` (shape [C]) shaped [C, 1, ..., 1] to broadcast over the spatial axes."""
+    c = ctx.const(i)
+    if c is not None:
+        return ctx.const_expr(np.asarray(c).reshape([-1] + [1] * nsp), ctx.dtype(i))
+    return R.reshape(ctx.input(i), [-1] + [1] * nsp)
+
+
+@converter("ConvTranspose")
+def _conv_transpose(ctx: Any) -> Any:
+    nsp, kernel = _spatial(ctx, 1)
+    if nsp > 2:
+        raise ctx.unsupported(f"{nsp}-d transposed convolution")
+    strides = list(ctx.attr("strides", [1] * nsp))
+    dilations = list(ctx.attr("dilations", [1] * nsp))
+    out_pad = list(ctx.attr("output_padding", [0] * nsp))
+    groups = ctx.attr("group", 1)
+    in_sizes = ctx.shape(0)[2:]
+    out_shape = ctx.attr("output_shape", None)
+    auto = ctx.attr("auto_pad", "NOTSET")
+    if out_shape is not None or auto in ("SAME_UPPER", "SAME_LOWER"):
+        out_shape = list(out_shape)[-nsp:] if out_shape is not None else [
+            s * st for s, st in zip(in_sizes, strides)]
+        begin, end = [], []
+        for i in range(nsp):
+            if not isinstance(in_sizes[i], int):
+                raise ctx.unsupported("output_shape needs static spatial dimensions")
+            total = (strides[i] * (in_sizes[i] - 1) + out_pad[i]
+                     + (kernel[i] - 1) * dilations[i] + 1 - out_shape[i])
+            if total < 0:
+                out_pad[i] -= total
+                total = 0
+            if auto == "SAME_UPPER":
+                begin.append(total // 2)
+                end.append(total - total // 2)
+            else:
+                begin.append(total - total // 2)
+                end.append(total // 2)
+        pads = begin + end
+    elif auto == "VALID" or auto in ("NOTSET", ""):
+        pads = [int(p) for p in ctx.attr("pads", [0] * (2 * nsp))]
+    else:
+        raise ctx.unsupported(f"auto_pad={auto!r}")
+    x, w = ctx.input(0), ctx.input(1)
+    if nsp == 1:
+        x, w = _to_2d(ctx, x), _to_2d(ctx, w)
+    y = R.nn.conv2d_transpose(x, w, _lift(strides, nsp, 1), _lift_pads(pads, nsp),
+                              _lift(out_pad, nsp, 0), _lift(dilations, nsp, 1), groups)
+    if nsp == 1:
+        y = R.squeeze(y, [2])
+    if ctx.has(2):
+        y = y + _channel_vector(ctx, 2, nsp)
+    return y
+
+
+# -- pooling ---------------------------------------------------------------------------------
+def _pool(kind: str) -> Any:
+    def impl(ctx: Any) -> Any:
+        nsp, kernel = _spatial(ctx)
+        if nsp > 2:
+            raise ctx.unsupported(f"{nsp}-d pooling (only 1-d and 2-d are supported)")
+        if ctx.num_outputs > 1 and ctx.node.output[1]:
+            raise ctx.unsupported("the Indices output of MaxPool")
+        strides = list(ctx.attr("strides", [1] * nsp))
+        dilations = list(ctx.attr("dilations", [1] * nsp))
+        pads = _auto_pads(ctx, ctx.shape(0)[2:], kernel, strides, dilations)
+        ceil_mode = bool(ctx.attr("ceil_mode", 0))
+        x = ctx.input(0)
+        if nsp == 1:
+            x = _to_2d(ctx, x)
+        args = (_lift(kernel, nsp, 1), _lift(strides, nsp, 1), _lift_pads(pads, nsp),
+                _lift(dilations, nsp, 1), ceil_mode)
+        if kind == "max":
+            y = R.nn.max_pool2d(x, *args)
+        elif kind == "avg":
+            y = R.nn.avg_pool2d(x, *args, bool(ctx.attr("count_include_pad", 0)))
+        else:  # lp
+            p = float(ctx.attr("p", 2))
+            dt = ctx.dtype(0)
+            xp = R.power(R.abs(x), scalar(ctx, p, dt))
+            n = float(np.prod(kernel))
+            y = R.nn.avg_pool2d(xp, *args, True) * scalar(ctx, n, dt)
+            y = R.power(y, scalar(ctx, 1.0 / p, dt))
+        if nsp == 1:
+            y = R.squeeze(y, [2])
+        return y
+
+    return impl
+
+
+converter("MaxPool")(_pool("max"))
+converter("AveragePool")(_pool("avg"))
+converter("LpPool")(_pool("lp"))
+
+
+def _global_pool(kind: str) -> Any:
+    def impl(ctx: Any) -> Any:
+        x = ctx.input(0)
+        axes = list(range(2, ctx.ndim(0)))
+        if kind == "avg":
+            return R.mean(x, axes, True)
+        if kind == "max":
+            return R.max(x, axes, True)
+        p = float(ctx.attr("p", 2))
+        dt = ctx.dtype(0)
+        s = R.sum(R.power(R.abs(x), scalar(ctx, p, dt)), axes, True)
+        return R.power(s, scalar(ctx, 1.0 / p, dt))
+
+    return impl
+
+
+converter("GlobalAveragePool")(_global_pool("avg"))
+converter("GlobalMaxPool")(_global_pool("max"))
+converter("GlobalLpPool")(_global_pool("lp"))
+
+
+# -- normalisation ---------------------------------------------------------------------------
+@converter("BatchNormalization")
+def _batch_norm(ctx: Any) -> Any:
+    if ctx.attr("training_mode", 0) or (ctx.opset < 14 and ctx.num_outputs > 1
+                                         and any(ctx.node.output[1:])):
+        raise ctx.unsupported("training mode (running statistics outputs)")
+    eps = ctx.attr("epsilon", 1e-5)
+    nsp = ctx.ndim(0) - 2
+    dt = ctx.dtype(0)
+    consts = [ctx.const(i) for i in range(1, 5)]
+    x = ctx.input(0)
+    if all(c is not None for c in consts):
+        scale, bias, mean, var = (np.asarray(c, dtype=np.float64) for c in consts)
+        a = scale / np.sqrt(var + eps)
+        b = bias - mean * a
+        shape = [-1] + [1] * max(nsp, 0)
+        return x * ctx.const_expr(a.reshape(shape), dt) + ctx.const_expr(b.reshape(shape), dt)
+    scale, bias, mean, var = (ctx.input(i) for i in range(1, 5))
+
+    def bc(v: Any) -> Any:
+        return R.reshape(v, [-1] + [1] * max(nsp, 0))
+
+    inv = R.rsqrt(bc(var) + scalar(ctx, eps, dt)) * bc(scale)
+    return (x - bc(mean)) * inv + bc(bias)
+
+
+def _moments(ctx: Any, x: Any, axes: list[int]) -> tuple[Any, Any]:
+    mean = R.mean(x, axes, True)
+    d = x - mean
+    return mean, R.mean(d * d, axes, True)
+
+
+@converter("InstanceNormalization")
+def _instance_norm(ctx: Any) -> Any:
+    eps = ctx.attr("epsilon", 1e-5)
+    nsp = ctx.ndim(0) - 2
+    dt = ctx.dtype(0)
+    x = ctx.input(0)
+    mean, var = _moments(ctx, x, list(range(2, nsp + 2)))
+    y = (x - mean) * R.rsqrt(var + scalar(ctx, eps, dt))
+    return y * _channel_vector(ctx, 1, nsp) + _channel_vector(ctx, 2, nsp)
+
+
+@converter("LayerNormalization")
+def _layer_norm(ctx: Any) -> Any:
+    ndim = ctx.ndim(0)
+    axis = ctx.attr("axis", -1) % ndim
+    eps = ctx.attr("epsilon", 1e-5)
+    dt = ctx.dtype(0)
+    axes = list(range(axis, ndim))
+    x = ctx.input(0)
+    extra = ctx.num_outputs > 1 and any(ctx.node.output[1:])
+    stash = ctx.attr("stash_type", 1)
+    xs = R.astype(x, "float32") if (stash == 1 and dt != "float32") else x
+    sdt = "float32" if stash == 1 and dt != "float32" else dt
+    mean, var = _moments(ctx, xs, axes)
+    inv = R.rsqrt(var + scalar(ctx, eps, sdt))
+    y = (xs - mean) * inv
+    if sdt != dt:
+        y = R.astype(y, dt)
+    y = y * ctx.input(1)
+    if ctx.has(2):
+        y = y + ctx.input(2)
+    if extra:
+        return [y, mean, inv]
+    return y
+
+
+@converter("GroupNormalization")
+def _group_norm(ctx: Any) -> Any:
+    groups = ctx.attr("num_groups")
+    eps = ctx.attr("epsilon", 1e-5)
+    dt = ctx.dtype(0)
+    shape = ctx.shape(0)
+    n, c = shape[0], shape[1]
+    nsp = len(shape) - 2
+    x = ctx.input(0)
+    xg = R.reshape(x, [n, groups, -1])
+    mean, var = _moments(ctx, xg, [2])
+    y = R.reshape((xg - mean) * R.rsqrt(var + scalar(ctx, eps, dt)), shape)
+    if ctx.opset < 21:
+        # scale and bias are per group
+        sc = R.repeat(ctx.input(1), c // groups if isinstance(c, int) else 1, 0)
+        bi = R.repeat(ctx.input(2), c // groups if isinstance(c, int) else 1, 0)
+        return y * R.reshape(sc, [-1] + [1] * nsp) + R.reshape(bi, [-1] + [1] * nsp)
+    return y * _channel_vector(ctx, 1, nsp) + _channel_vector(ctx, 2, nsp)
+
+
+@converter("RMSNormalization")
+def _rms_norm(ctx: Any) -> Any:
+    ndim = ctx.ndim(0)
+    axis = ctx.attr("axis", -1) % ndim
+    eps = ctx.attr("epsilon", 1e-5)
+    dt = ctx.dtype(0)
+    x = ctx.input(0)
+    stash = ctx.attr("stash_type", 1)
+    xs = R.astype(x, "float32") if (stash == 1 and dt != "float32") else x
+    sdt = "float32" if stash == 1 and dt != "float32" else dt
+    ms = R.mean(xs * xs, list(range(axis, ndim)), True)
+    y = xs * R.rsqrt(ms + scalar(ctx, eps, sdt))
+    if sdt != dt:
+        y = R.astype(y, dt)
+    return y * ctx.input(1)
+
+
+@converter("LpNormalization")
+def _lp_norm(ctx: Any) -> Any:
+    axis = ctx.attr("axis", -1) % ctx.ndim(0)
+    p = ctx.attr("p", 2)
+    dt = ctx.dtype(0)
+    x = ctx.input(0)
+    if p == 1:
+        norm = R.sum(R.abs(x), [axis], True)
+    elif p == 2:
+        norm = R.sqrt(R.sum(x * x, [axis], True))
+    else:
+        raise ctx.unsupported(f"p={p} (expected 1 or 2)")
+    zero = scalar(ctx, 0, dt)
+    safe = R.where(R.equal(norm, zero), scalar(ctx, 1, dt), norm)
+    return R.where(R.equal(norm, zero), zero, x / safe)
+
+
+@converter("MeanVarianceNormalization")
+def _mvn(ctx: Any) -> Any:
+    axes = [a % ctx.ndim(0) for a in ctx.attr("axes", [0, 2, 3])]
+    dt = ctx.dtype(0)
+    x = ctx.input(0)
+    mean, var = _moments(ctx, x, axes)
+    return (x - mean) / (R.sqrt(var) + scalar(ctx, 1e-9, dt))
+
+
+@converter("LRN")
+def _lrn(ctx: Any) -> Any:
+    size = ctx.attr("size")
+    alpha, beta, bias = ctx.attr("alpha", 1e-4), ctx.attr("beta", 0.75), ctx.attr("bias", 1.0)
+    dt = ctx.dtype(0)
+    shape = ctx.shape(0)
+    c = shape[1]
+    if not isinstance(c, int):
+        raise ctx.unsupported("needs a static channel count")
+    x = ctx.input(0)
+    sq = ctx.emit(x * x)
+    lo, hi = (size - 1) // 2, int(math.ceil((size - 1) / 2))
+    zeros_shape = list(shape)
+    parts = []
+    if lo:
+        zeros_shape[1] = lo
+        parts.append(R.full(list(zeros_shape), scalar(ctx, 0, dt), dt))
+    parts.append(sq)
+    if hi:
+        zeros_shape[1] = hi
+        parts.append(R.full(list(zeros_shape), scalar(ctx, 0, dt), dt))
+    padded = ctx.emit(R.concat(parts, axis=1)) if len(parts) > 1 else sq
+    total = None
+    for k in range(size):
+        piece = R.strided_slice(padded, [1], [k], [k + c])
+        total = piece if total is None else total + piece
+    denom = R.power(total * scalar(ctx, alpha / size, dt) + scalar(ctx, bias, dt),
+                    scalar(ctx, beta, dt))
+    return x / denom
+
+
+# -- softmax family --------------------------------------------------------------------------
+def _softmax(kind: str) -> Any:
+    def impl(ctx: Any) -> Any:
+        x = ctx.input(0)
+        ndim = ctx.ndim(0)
+        if ctx.opset < 13:
+            axis = ctx.attr("axis", 1) % max(ndim, 1)
+            shape = ctx.shape(0)
+            lead = ctx.prod(shape[:axis])
+            flat = R.reshape(x, [lead, -1])
+            return R.reshape(_apply(ctx, kind, flat, 1, 2), shape)
+        axis = ctx.attr("axis", -1) % max(ndim, 1)
+        return _apply(ctx, kind, x, axis, ndim)
+
+    return impl
+
+
+def _apply(ctx: Any, kind: str, x: Any, axis: int, ndim: int) -> Any:
+    if kind == "softmax":
+        return R.nn.softmax(x, axis)
+    if kind == "log_softmax":
+        return R.nn.log_softmax(x, axis)
+    idx = R.argmax(x, axis, True)
+    n = ctx.importer.shape_of(x)[axis] if ctx.importer.shape_of(x) else None
+    if not isinstance(n, int):
+        raise ctx.unsupported("Hardmax needs a static axis length")
+    shape = [1] * ndim
+    shape[axis] = n
+    rng = ctx.const_expr(np.arange(n).reshape(shape), "int64")
+    dt = ctx.dtype(0)
+    return R.astype(R.equal(idx, rng), dt)
+
+
+converter("Softmax")(_softmax("softmax"))
+converter("LogSoftmax")(_softmax("log_softmax"))
+converter("Hardmax")(_softmax("hardmax"))
+
+
+# -- Resize / Upsample -----------------------------------------------------------------------
+_NEAREST = {"round_prefer_floor": "round_prefer_floor", "round_prefer_ceil": "round_prefer_ceil",
+            "floor": "floor", "ceil": "ceil"}
+
+
+def _resize_sizes(ctx: Any, shape: list[Any], scales: Optional[list[float]],
+                  sizes: Optional[list[int]], axes: Optional[list[int]]) -> list[Any]:
+    ndim = len(shape)
+    axes = [a % ndim for a in axes] if axes else list(range(ndim))
+    out = list(shape)
+    policy = ctx.attr("keep_aspect_ratio_policy", "stretch")
+    if sizes is not None:
+        if policy != "stretch":
+            ratios = [sizes[i] / shape[a] for i, a in enumerate(axes)]
+            r = min(ratios) if policy == "not_larger" else max(ratios)
+            for a in axes:
+                out[a] = int(math.floor(shape[a] * r + 0.5))
+        else:
+            for i, a in enumerate(axes):
+                out[a] = int(sizes[i])
+    else:
+        for i, a in enumerate(axes):
+            if not isinstance(shape[a], int):
+                raise ctx.unsupported("scales on a symbolic dimension")
+            out[a] = int(math.floor(shape[a] * scales[i]))
+    return out
+
+
+@converter("Resize", "Upsample")
+def _resize(ctx: Any) -> Any:
+    shape = ctx.shape(0)
+    ndim = len(shape)
+    if ctx.op_type == "Upsample":
+        if ctx.opset < 9:
+            scales = ctx.attr("scales")
+        elif ctx.const(1) is None:
+            raise ctx.unsupported("scales must be a constant (the output shape depends on it)")
+        else:
+            scales = [float(v) for v in ctx.const(1)]
+        sizes = None
+        mode = ctx.attr("mode", "nearest")
+        coord = "asymmetric"
+        nearest = "floor"
+        axes = None
+    else:
+        if ctx.opset < 11:
+            if ctx.const(1) is None:
+                raise ctx.unsupported("scales must be a constant (the output shape depends on it)")
+            scales = [float(v) for v in ctx.const(1)]
+            sizes = None
+        else:
+            roi = ctx.const(1)
+            if roi is not None and roi.size and ctx.attr("coordinate_transformation_mode") == \
+                    "tf_crop_and_resize":
+                raise ctx.unsupported("coordinate_transformation_mode=tf_crop_and_resize")
+            s = ctx.const(2)
+            scales = [float(v) for v in s] if s is not None and s.size else None
+            z = ctx.const(3)
+            sizes = [int(v) for v in z] if z is not None and z.size else None
+            if scales is None and sizes is None:
+                raise ctx.unsupported("scales or sizes must be constants")
+        mode = ctx.attr("mode", "nearest")
+        coord = ctx.attr("coordinate_transformation_mode",
+                         "asymmetric" if ctx.opset < 11 else "half_pixel")
+        nearest = ctx.attr("nearest_mode", "round_prefer_floor")
+        axes = ctx.attr("axes", None)
+    if ctx.attr("antialias", 0):
+        raise ctx.unsupported("antialias=1")
+    if ctx.opset < 11 and ctx.op_type == "Resize":
+        coord = "asymmetric"
+        nearest = "floor"
+    out = _resize_sizes(ctx, shape, scales, sizes, axes)
+    if ndim != 4 or out[:2] != shape[:2]:
+        raise ctx.unsupported("only resizing the last two axes of a 4-d (NCHW) tensor")
+    method = {"nearest": "nearest_neighbor", "linear": "linear", "bilinear": "linear",
+              "cubic": "cubic"}.get(mode)
+    if method is None:
+        raise ctx.unsupported(f"mode={mode!r}")
+    if coord == "half_pixel_symmetric" or coord == "tf_crop_and_resize":
+        raise ctx.unsupported(f"coordinate_transformation_mode={coord!r}")
+    rounding = _NEAREST.get(nearest, "round") if method == "nearest_neighbor" else ""
+    return R.image.resize2d(
+        ctx.input(0), out[2:], "NCHW", method, coord, rounding or "round",
+        ctx.attr("cubic_coeff_a", -0.75), ctx.attr("exclude_outside", 0))

@@ -1,0 +1,157 @@
+"""ONNX quantisation operators, decomposed into float arithmetic: QuantizeLinear,
+DequantizeLinear, DynamicQuantizeLinear, MatMulInteger, QLinearMatMul, ConvInteger,
+QLinearConv."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from .common import R, converter, onnx_dtype_to_str
+from .ops_math import scalar
+
+_RANGES = {"uint8": (0, 255), "int8": (-128, 127), "uint16": (0, 65535),
+           "int16": (-32768, 32767), "int32": (-(2**31), 2**31 - 1)}
+
+
+def _per_axis(ctx: Any, value: Any, value_i: int, x_ndim: int, axis: int) -> Any:
+    """A scale / zero point: scalars broadcast, 1-d ones along ``axis``."""
+    if ctx.ndim(value_i) == 0 or x_ndim <= 1:
+        return value
+    shape = [1] * x_ndim
+    shape[axis % x_ndim] = -1
+    return R.reshape(value, shape)
+
+
+def dequantize(ctx: Any, x: Any, x_dt: str, scale: Any, zp: Optional[Any], fdt: str) -> Any:
+    xf = R.astype(x, fdt)
+    if zp is not None:
+        xf = xf - R.astype(zp, fdt)
+    return xf * scale
+
+
+def quantize(ctx: Any, x: Any, scale: Any, zp: Optional[Any], out_dt: str, fdt: str) -> Any:
+    if out_dt not in _RANGES:
+        raise ctx.unsupported(f"output dtype {out_dt}")
+    lo, hi = _RANGES[out_dt]
+    y = R.round(x / scale)
+    if zp is not None:
+        y = y + R.astype(zp, fdt)
+    y = R.minimum(R.maximum(y, scalar(ctx, lo, fdt)), scalar(ctx, hi, fdt))
+    return R.astype(y, out_dt)
+
+
+def _block_check(ctx: Any) -> None:
+    if ctx.attr("block_size", 0):
+        raise ctx.unsupported("blocked quantisation (block_size > 0)")
+
+
+@converter("DequantizeLinear")
+def _dequantize_linear(ctx: Any) -> Any:
+    _block_check(ctx)
+    ndim = ctx.ndim(0)
+    axis = ctx.attr("axis", 1)
+    fdt = ctx.dtype(1)
+    scale = _per_axis(ctx, ctx.input(1), 1, ndim, axis)
+    zp = _per_axis(ctx, ctx.input(2), 2, ndim, axis) if ctx.has(2) else None
+    return dequantize(ctx, ctx.input(0), ctx.dtype(0), scale, zp, fdt)
+
+
+@converter("QuantizeLinear")
+def _quantize_linear(ctx: Any) -> Any:
+    _block_check(ctx)
+    ndim = ctx.ndim(0)
+    axis = ctx.attr("axis", 1)
+    fdt = ctx.dtype(0)
+    if ctx.has(2):
+        out_dt = ctx.dtype(2)
+    elif ctx.attr("output_dtype", 0):
+        out_dt = onnx_dtype_to_str(ctx.attr("output_dtype"), f"{ctx.where()}: output_dtype: ")
+    else:
+        out_dt = "uint8"
+    if ctx.attr("saturate", 1) != 1:
+        raise ctx.unsupported("saturate=0")
+    x = ctx.input(0)
+    scale = _per_axis(ctx, ctx.input(1), 1, ndim, axis)
+    if ctx.dtype(1) != fdt:
+        scale = R.astype(scale, fdt)
+    zp = _per_axis(ctx, ctx.input(2), 2, ndim, axis) if ctx.has(2) else None
+    return quantize(ctx, x, scale, zp, out_dt, fdt)
+
+
+@converter("DynamicQuantizeLinear")
+def _dynamic_quantize_linear(ctx: Any) -> Any:
+    x = ctx.emit(ctx.input(0))
+    fdt = "float32"
+    zero = scalar(ctx, 0, fdt)
+    hi = R.maximum(R.max(x), zero)
+    lo = R.minimum(R.min(x), zero)
+    scale = ctx.emit((hi - lo) / scalar(ctx, 255.0, fdt))
+    zp_f = R.minimum(R.maximum(R.round(zero - lo / scale), zero), scalar(ctx, 255, fdt))
+    zp = ctx.emit(R.astype(zp_f, "uint8"))
+    y = quantize(ctx, x, scale, zp, "uint8", fdt)
+    return [y, scale, zp]
+
+
+@converter("MatMulInteger")
+def _matmul_integer(ctx: Any) -> Any:
+    a = R.astype(ctx.input(0), "int32")
+    b = R.astype(ctx.input(1), "int32")
+    if ctx.has(2):
+        azp = R.astype(ctx.input(2), "int32")
+        if ctx.ndim(2) == 1 and ctx.ndim(0) >= 2:
+            azp = R.reshape(azp, [-1, 1])
+        a = a - azp
+    if ctx.has(3):
+        b = b - R.astype(ctx.input(3), "int32")
+    return R.matmul(a, b)
+
+
+@converter("QLinearMatMul")
+def _qlinear_matmul(ctx: Any) -> Any:
+    fdt = "float32"
+    a = dequantize(ctx, ctx.input(0), ctx.dtype(0), R.astype(ctx.input(1), fdt), ctx.input(2), fdt)
+    b_scale = R.astype(ctx.input(4), fdt)
+    b_zp = ctx.input(5)
+    if ctx.ndim(4) == 1 and ctx.ndim(3) >= 2:
+        b_scale = R.reshape(b_scale, [1, -1])
+        b_zp = R.reshape(b_zp, [1, -1])
+    b = dequantize(ctx, ctx.input(3), ctx.dtype(3), b_scale, b_zp, fdt)
+    y = R.matmul(a, b)
+    return quantize(ctx, y, R.astype(ctx.input(6), fdt), ctx.input(7), ctx.dtype(7), fdt)
+
+
+def _conv_call(ctx: Any, x: Any, w: Any) -> Any:
+    from .ops_nn import _auto_pads, _spatial
+
+    nsp, kernel = _spatial(ctx, 1 if ctx.op_type == "ConvInteger" else 3)
+    if nsp != 2:
+        raise ctx.unsupported(f"{nsp}-d convolution")
+    strides = list(ctx.attr("strides", [1] * nsp))
+    dilations = list(ctx.attr("dilations", [1] * nsp))
+    pads = _auto_pads(ctx, ctx.shape(0)[2:], kernel, strides, dilations)
+    return R.nn.conv2d(x, w, strides, pads, dilations, ctx.attr("group", 1))
+
+
+@converter("ConvInteger")
+def _conv_integer(ctx: Any) -> Any:
+    x = R.astype(ctx.input(0), "int32")
+    w = R.astype(ctx.input(1), "int32")
+    if ctx.has(2):
+        x = x - R.astype(ctx.input(2), "int32")
+    if ctx.has(3):
+        w = w - _per_axis(ctx, R.astype(ctx.input(3), "int32"), 3, 4, 0)
+    return _conv_call(ctx, x, w)
+
+
+@converter("QLinearConv")
+def _qlinear_conv(ctx: Any) -> Any:
+    fdt = "float32"
+    x = dequantize(ctx, ctx.input(0), ctx.dtype(0), R.astype(ctx.input(1), fdt), ctx.input(2), fdt)
+    w_scale = _per_axis(ctx, R.astype(ctx.input(4), fdt), 4, 4, 0)
+    w_zp = _per_axis(ctx, ctx.input(5), 5, 4, 0)
+    w = dequantize(ctx, ctx.input(3), ctx.dtype(3), w_scale, w_zp, fdt)
+    y = _conv_call(ctx, x, w)
+    if ctx.has(8):
+        bias = R.astype(ctx.input(8), fdt) * R.astype(ctx.input(1), fdt) * R.astype(ctx.input(4), fdt)
+        y = y + R.reshape(bias, [-1, 1, 1])
+    return quantize(ctx, y, R.astype(ctx.input(6), fdt), ctx.input(7), ctx.dtype(7), fdt)

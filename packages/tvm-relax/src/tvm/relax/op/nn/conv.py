@@ -1,0 +1,200 @@
+"""Convolutions: ``relax.nn.conv1d``, ``conv2d`` and ``conv2d_transpose``.
+
+Layouts are strings (data ``NCHW``/``NHWC``, kernel ``OIHW``/``HWIO``/``OHWI``, transposed
+kernel ``IOHW``); padding is an int, one value per spatial axis or (before..., after...)
+(for 2-d: top, left, bottom, right).  ``out_dtype`` sets the accumulation/result dtype.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence, Union
+
+from tvm.ffi import register_object
+
+from ...analysis.struct_info_analysis import prim_equal
+from ...expr import Call, Expr
+from ...struct_info import StructInfo, canonical_dtype
+from .._infer import dim_str
+from .._lower import te_call
+from .._utils import const_dim, out_tensor
+from ..base import Attrs, arg_tensor, make_call, op_error, register_op
+from ._layout import SPATIAL, check_layout, checked_spatial, dims_of, padding_tuple, window_tuple
+
+__all__ = ["conv1d", "conv2d", "conv2d_transpose", "Conv1DAttrs", "Conv2DAttrs",
+           "Conv2DTransposeAttrs"]
+
+IntOrSeq = Union[int, Sequence[int]]
+
+
+@register_object("relax.attrs.Conv1DAttrs")
+class Conv1DAttrs(Attrs):
+    strides: tuple = (1,)
+    padding: tuple = (0, 0)
+    dilation: tuple = (1,)
+    groups: int = 1
+    data_layout: str = "NCW"
+    kernel_layout: str = "OIW"
+    out_layout: str = "NCW"
+    out_dtype: str = "void"
+
+
+@register_object("relax.attrs.Conv2DAttrs")
+class Conv2DAttrs(Attrs):
+    strides: tuple = (1, 1)
+    padding: tuple = (0, 0, 0, 0)
+    dilation: tuple = (1, 1)
+    groups: int = 1
+    data_layout: str = "NCHW"
+    kernel_layout: str = "OIHW"
+    out_layout: str = "NCHW"
+    out_dtype: str = "void"
+
+
+@register_object("relax.attrs.Conv2DTransposeAttrs")
+class Conv2DTransposeAttrs(Attrs):
+    strides: tuple = (1, 1)
+    padding: tuple = (0, 0, 0, 0)
+    output_padding: tuple = (0, 0)
+    dilation: tuple = (1, 1)
+    groups: int = 1
+    data_layout: str = "NCHW"
+    kernel_layout: str = "IOHW"
+    out_layout: str = "NCHW"
+    out_dtype: str = "void"
+
+
+def _attrs(cls: type, nsp: int, strides: Any, padding: Any, dilation: Any, groups: int,
+           data_layout: str, kernel_layout: str, out_layout: Optional[str], out_dtype: Any,
+           kernel_fixed: str, **extra: Any) -> Attrs:
+    name = cls.__name__.replace("Attrs", "").lower()
+    if groups < 1:
+        raise ValueError(f"{name}: groups must be positive, got {groups}")
+    return cls(
+        strides=window_tuple(strides, nsp, f"{name}: strides"),
+        padding=padding_tuple(padding, nsp, f"{name}: padding"),
+        dilation=window_tuple(dilation, nsp, f"{name}: dilation"),
+        groups=int(groups),
+        data_layout=check_layout(data_layout, "NC", nsp, f"{name}: data_layout"),
+        kernel_layout=check_layout(kernel_layout, kernel_fixed, nsp, f"{name}: kernel_layout"),
+        out_layout=check_layout(out_layout or data_layout, "NC", nsp, f"{name}: out_layout"),
+        out_dtype=canonical_dtype(out_dtype, f"{name}: out_dtype"), **extra,
+    )
+
+
+def _infer_conv(call: Call, ctx: Any, nsp: int, transpose: bool) -> StructInfo:
+    data, weight = arg_tensor(call, 0), arg_tensor(call, 1)
+    a = call.attrs
+    dtype = a.out_dtype
+    if dtype == "void":
+        if not data.is_unknown_dtype and not weight.is_unknown_dtype and data.dtype != weight.dtype:
+            raise op_error(call, f"data ({data.dtype}) and weight ({weight.dtype}) dtypes differ; "
+                                 "give out_dtype")
+        dtype = data.dtype
+    for name, t in (("data", data), ("weight", weight)):
+        if t.ndim not in (-1, nsp + 2):
+            raise op_error(call, f"{name} must have {nsp + 2} dimensions, got {t.ndim}")
+    dd = dims_of(a.data_layout, data.shape_values)
+    kd = dims_of(a.kernel_layout, weight.shape_values)
+    if dd is None or kd is None:
+        return out_tensor(data, None, dtype, nsp + 2)
+    analyzer = getattr(ctx, "analyzer", None)
+    groups = a.groups
+    in_c = kd["I"] * groups if not transpose else kd["I"]
+    if prim_equal(dd["C"], in_c, analyzer) is False:
+        what = "kernel I * groups" if not transpose else "kernel I"
+        raise op_error(call, f"data has {dim_str(dd['C'])} channels but {what} is "
+                             f"{dim_str(analyzer.simplify(in_c) if analyzer else in_c)}")
+    if transpose:
+        if const_dim(dd["C"]) is not None and const_dim(dd["C"]) % groups:
+            raise op_error(call, f"data channels {dim_str(dd['C'])} are not divisible by "
+                                 f"groups={groups}")
+        out_c = kd["O"] * groups
+    else:
+        if const_dim(kd["O"]) is not None and const_dim(kd["O"]) % groups:
+            raise op_error(call, f"kernel output channels {dim_str(kd['O'])} are not divisible "
+                                 f"by groups={groups}")
+        out_c = kd["O"]
+    out = {"N": dd["N"], "C": out_c}
+    for i, c in enumerate(SPATIAL[nsp]):
+        size, k = dd[c], kd[c]
+        before, after = a.padding[i], a.padding[i + nsp]
+        s, d = a.strides[i], a.dilation[i]
+        if transpose:
+            op = a.output_padding[i]
+            if op >= s and op >= d:
+                raise op_error(call, f"output_padding {op} must be smaller than the stride or "
+                                     "the dilation")
+            out[c] = (size - 1) * s - before - after + d * (k - 1) + op + 1
+        else:
+            out[c] = (size + before + after - d * (k - 1) - 1) // s + 1
+    out = checked_spatial(call, ctx, out, SPATIAL[nsp], "an output spatial size")
+    return out_tensor(data, [out[c] for c in a.out_layout], dtype, ctx=ctx)
+
+
+def _legalize_conv(bb: Any, call: Call) -> Expr:
+    from ...topi import nn
+
+    a = call.attrs
+    return te_call(bb, call, nn.conv, call.args[0], call.args[1], a.strides, a.padding,
+                   a.dilation, a.groups, a.data_layout, a.kernel_layout, a.out_layout, a.out_dtype)
+
+
+@register_op("relax.nn.conv1d", inputs=("data", "weight"), attrs=Conv1DAttrs,
+             infer=lambda call, ctx: _infer_conv(call, ctx, 1, False), legalize=_legalize_conv,
+             op_pattern="out_elemwise_fusable")
+def conv1d(
+    data: Expr, weight: Expr, strides: IntOrSeq = 1, padding: IntOrSeq = 0,
+    dilation: IntOrSeq = 1, groups: int = 1, data_layout: str = "NCW",
+    kernel_layout: str = "OIW", out_layout: Optional[str] = None,
+    out_dtype: Optional[str] = None,
+) -> Call:
+    """1-d convolution (cross-correlation) of ``data`` with ``weight``."""
+    return make_call("relax.nn.conv1d", [data, weight], _attrs(
+        Conv1DAttrs, 1, strides, padding, dilation, groups, data_layout, kernel_layout,
+        out_layout, out_dtype, "OI"))
+
+
+@register_op("relax.nn.conv2d", inputs=("data", "weight"), attrs=Conv2DAttrs,
+             infer=lambda call, ctx: _infer_conv(call, ctx, 2, False), legalize=_legalize_conv,
+             op_pattern="out_elemwise_fusable")
+def conv2d(
+    data: Expr, weight: Expr, strides: IntOrSeq = (1, 1), padding: IntOrSeq = (0, 0),
+    dilation: IntOrSeq = (1, 1), groups: int = 1, data_layout: str = "NCHW",
+    kernel_layout: str = "OIHW", out_layout: Optional[str] = None,
+    out_dtype: Optional[str] = None,
+) -> Call:
+    """2-d convolution (cross-correlation) of ``data`` with ``weight``; ``groups`` splits
+    the channels (depthwise: ``groups = channels``)."""
+    return make_call("relax.nn.conv2d", [data, weight], _attrs(
+        Conv2DAttrs, 2, strides, padding, dilation, groups, data_layout, kernel_layout,
+        out_layout, out_dtype, "OI"))
+
+
+@register_op("relax.nn.conv2d_transpose", inputs=("data", "weight"), attrs=Conv2DTransposeAttrs,
+             infer=lambda call, ctx: _infer_conv(call, ctx, 2, True),
+             op_pattern="out_elemwise_fusable")
+def conv2d_transpose(
+    data: Expr, weight: Expr, strides: IntOrSeq = (1, 1), padding: IntOrSeq = (0, 0),
+    output_padding: IntOrSeq = (0, 0), dilation: IntOrSeq = (1, 1), groups: int = 1,
+    data_layout: str = "NCHW", kernel_layout: str = "IOHW", out_layout: Optional[str] = None,
+    out_dtype: Optional[str] = None,
+) -> Call:
+    """2-d transposed convolution (the gradient of conv2d w.r.t. its input); the kernel is
+    (in channels, out channels / groups, kh, kw) in ``IOHW``."""
+    if not isinstance(output_padding, int) and len(tuple(output_padding)) not in (1, 2):
+        raise ValueError(f"conv2d_transpose: output_padding must have 1 or 2 values, got "
+                         f"{output_padding!r}")
+    out_pad = padding_tuple(output_padding, 2, "conv2d_transpose: output_padding")[:2]
+    return make_call("relax.nn.conv2d_transpose", [data, weight], _attrs(
+        Conv2DTransposeAttrs, 2, strides, padding, dilation, groups, data_layout, kernel_layout,
+        out_layout, out_dtype, "IO", output_padding=out_pad))
+
+
+@conv2d_transpose.legalize
+def _legalize_conv2d_transpose(bb: Any, call: Call) -> Expr:
+    from ...topi import nn
+
+    a = call.attrs
+    return te_call(bb, call, nn.conv_transpose, call.args[0], call.args[1], a.strides, a.padding,
+                   a.output_padding, a.dilation, a.groups, a.data_layout, a.kernel_layout,
+                   a.out_layout, a.out_dtype)
