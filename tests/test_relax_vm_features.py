@@ -121,3 +121,26 @@ def test_opt_level_zero_skips_fusion():
     b = np.zeros(3, "float32")
     z, _ = VirtualMachine(ex)["main"](x, w, b)
     np.testing.assert_array_equal(z.numpy(), np.full((4, 3), 8.0))
+
+
+def test_scalar_constant_keeps_rank_zero():
+    """A 0-d constant stays 0-d through codegen, the VM and export (np.ascontiguousarray
+    would have made it 1-d)."""
+    pytest.importorskip("tvm.target.llvm")
+    import numpy as np
+    from tvm import relax, runtime
+    from tvm.script import relax as R
+
+    @R.function
+    def main(x: R.Tensor((4,), "float32")) -> R.Tensor((4,), "float32"):
+        with R.dataflow():
+            y = R.add(x, R.const(1.5, "float32"))
+            R.output(y)
+        return y
+
+    from tvm import ir
+
+    ex = relax.build(ir.IRModule({"main": main}), target="llvm")
+    vm = relax.VirtualMachine(ex, runtime.cpu())
+    x = np.arange(4, dtype="float32")
+    np.testing.assert_allclose(vm["main"](x).numpy(), x + 1.5)

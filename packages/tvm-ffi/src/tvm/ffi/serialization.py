@@ -81,7 +81,7 @@ class _Writer:
         if _np is not None and isinstance(x, (_np.ndarray, _np.generic)):
             if x.dtype.hasobject or x.dtype.names is not None:
                 self.fail(f"cannot serialise a numpy array of dtype {x.dtype}")
-            data = base64.b64encode(_np.ascontiguousarray(x).tobytes()).decode("ascii")
+            data = base64.b64encode(_np.asarray(x, order="C").tobytes()).decode("ascii")
             if isinstance(x, _np.generic):
                 return {"$scalar": {"dtype": str(x.dtype), "data": data}}
             return {"$ndarray": {"dtype": str(x.dtype), "shape": list(x.shape), "data": data}}

@@ -316,7 +316,7 @@ class Tensor:
             np.copyto(self._array, arr, casting="no")
             return self
         self._require_compact("copyfrom")
-        host = np.ascontiguousarray(arr)
+        host = np.asarray(arr, order="C")
         if host.nbytes:
             self._device.api.copy_from_host(
                 self._device, self._data, self._byte_offset, host.reshape(-1).view(np.uint8)

@@ -13,7 +13,8 @@ The steps of :func:`build`:
    schedule (hook ``tvm_tir_default_schedule``);
 3. the pipeline runs under the current PassContext and ``with target``: by default
    :func:`get_default_pipeline`, i.e. the lowering passes of :func:`get_lowering_pipeline`
-   then MakePackedAPI;
+   then MakePackedAPI, or for a GPU target (keys include ``"gpu"``) :func:`get_gpu_pipeline`,
+   which ends with host functions and ``device_kernel_launch`` kernels;
 4. the code generator of the target (hook ``tvm_tir_codegen``, see :mod:`tvm.tir.hooks`)
    turns the module into a runtime module.
 
@@ -37,7 +38,7 @@ from .function import PrimFunc
 
 __all__ = [
     "build", "lower", "get_default_pipeline", "get_lowering_pipeline", "apply_default_schedule",
-    "find_codegen",
+    "find_codegen", "get_gpu_pipeline", "is_gpu_target",
 ]
 
 FuncOrModule = Union[PrimFunc, IRModule]
@@ -65,13 +66,49 @@ def get_lowering_pipeline() -> Sequential:
     )
 
 
+def is_gpu_target(target: Union[str, Target]) -> bool:
+    """Whether ``target`` compiles to GPU kernels (its keys include ``"gpu"``)."""
+    return "gpu" in tuple(_as_target(target).keys)
+
+
+def get_gpu_pipeline(target: Union[None, str, Target] = None) -> Sequential:
+    """The pipeline of GPU targets: cross-thread reductions, blocks lowered, thread-bound
+    loops to kernel launches, shared/local buffers moved to and shrunk for their uses, the
+    lowering passes, the launch checks against ``target``'s limits, allreduce and barrier
+    lowering, and the host/device split (no MakePackedAPI: the
+    target's code generator writes the host side).  Default target: the current one."""
+    from . import transform as T
+    from .transform._gpu import gpu_limits
+
+    tgt = _as_target(target)
+    return Sequential(
+        [
+            T.LowerCrossThreadReduction(),
+            T.LowerInitBlock(),
+            T.LowerOpaqueBlock(),
+            T.LowerThreadBinding(),
+            T.CompactBufferAllocation(),
+            get_lowering_pipeline(),
+            T.VerifyGPUCode(tgt),
+            T.LowerThreadAllreduce(gpu_limits(tgt).thread_warp_size),
+            T.InjectStorageSync(),
+            T.SplitHostDevice(),
+        ],
+        name="tir.gpu_pipeline",
+    )
+
+
 def get_default_pipeline(target: Union[None, str, Target] = None) -> Sequential:
-    """:func:`get_lowering_pipeline` followed by MakePackedAPI for ``target``'s device."""
+    """:func:`get_lowering_pipeline` followed by MakePackedAPI for ``target``'s device, or
+    :func:`get_gpu_pipeline` for a GPU target."""
     from .transform.make_packed_api import MakePackedAPI
 
     device_type = 1  # kDLCPU
     if target is not None:
-        device_type = _as_target(target).device_type
+        tgt = _as_target(target)
+        if is_gpu_target(tgt):
+            return get_gpu_pipeline(tgt)
+        device_type = tgt.device_type
     return Sequential(
         [get_lowering_pipeline(), MakePackedAPI(device_type)], name="tir.default_pipeline"
     )
@@ -79,6 +116,7 @@ def get_default_pipeline(target: Union[None, str, Target] = None) -> Sequential:
 
 register_pass(get_lowering_pipeline, "tir.lowering_pipeline")
 register_pass(get_default_pipeline, "tir.default_pipeline")
+register_pass(get_gpu_pipeline, "tir.gpu_pipeline")
 
 
 def _as_target(target: Union[None, str, dict, Target]) -> Target:

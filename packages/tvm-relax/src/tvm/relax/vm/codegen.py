@@ -90,7 +90,7 @@ class _ModuleCodegen:
         index = self.const_index.get(id(c.data))
         if index is None:
             index = len(self.constants)
-            self.constants.append(np.ascontiguousarray(c.data))
+            self.constants.append(np.asarray(c.data, order="C"))
             self.const_index[id(c.data)] = index
         return ["const", index]
 

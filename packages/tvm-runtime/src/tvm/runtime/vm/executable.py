@@ -145,7 +145,7 @@ class Executable(Module):
         program = dict(self.program)
         table, raw, offset = [], [], 0
         for c in self.constants:
-            data = np.ascontiguousarray(c).tobytes()
+            data = np.asarray(c, order="C").tobytes()
             table.append({"dtype": from_numpy_dtype(c.dtype), "shape": list(c.shape),
                           "offset": offset, "nbytes": len(data)})
             pad = (-len(data)) % _ALIGN

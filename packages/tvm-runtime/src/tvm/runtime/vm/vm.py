@@ -82,7 +82,7 @@ class VirtualMachine:
         self.executable = executable
         self.device: Device = cpu() if device is None else _as_device(device)
         self.pool = StoragePool(self.device)
-        self._constants = [self._place(np.ascontiguousarray(c)) for c in executable.constants]
+        self._constants = [self._place(np.asarray(c, order="C")) for c in executable.constants]
         self._index = {name: i for i, name in enumerate(executable.vm_function_names)}
         self._funcs = [_Function(rec) for rec in executable.program["functions"]]
         self._profiled: list[_Function] | None = None
@@ -216,7 +216,7 @@ class VirtualMachine:
         if isinstance(value, np.ndarray):
             if value.dtype == object:
                 raise TypeError(f"{fname}: parameter {pname} got a numpy array of objects")
-            return self._place(np.ascontiguousarray(value))
+            return self._place(np.asarray(value, order="C"))
         if isinstance(value, (bool, int, float, np.integer, np.floating, np.bool_)):
             return value.item() if isinstance(value, np.generic) else value
         if value is None:

@@ -412,6 +412,25 @@ class ExprCodegen:
         offset = self._known_multiple(index) * dtype_info(buffer.dtype).nbytes
         return max(elem, math.gcd(base, offset))
 
+    def index_value(self, e: PrimExpr) -> ir.Value:
+        """A scalar element offset as an i64 value.
+
+        32-bit index arithmetic (``+ - *``) is redone in 64 bits with ``nsw`` instead of
+        sign-extending its 32-bit result: indices do not overflow, and the wide form lets
+        LLVM fold constant offsets and tell apart the addresses of a register tile.
+        """
+        d = dtype_info(e.dtype)
+        if d.lanes != 1 or d.is_float or not d.is_signed or d.bits != 32:
+            return self.expr(e)
+        i64 = ir.IntType(64)
+        if isinstance(e, tir.IntImm):
+            return ir.Constant(i64, e.value)
+        if isinstance(e, (tir.Add, tir.Sub, tir.Mul)):
+            a, c = self.index_value(e.a), self.index_value(e.b)
+            op = {tir.Add: "add", tir.Sub: "sub", tir.Mul: "mul"}[type(e)]
+            return getattr(self.builder, op)(a, c, flags=("nsw",))
+        return self.builder.sext(self.expr(e), i64)
+
     def element_ptr(self, buffer: tir.Buffer, index: ir.Value) -> ir.Value:
         """Address of element ``index`` (scalar value) of ``buffer``."""
         d = dtype_info(buffer.dtype)
@@ -446,10 +465,10 @@ class ExprCodegen:
         bd = dtype_info(buf.dtype)
         ramp = self._contiguous(index)
         if dtype_info(index.dtype).lanes == 1:
-            ptr = self.element_ptr(buf, self.expr(index))
+            ptr = self.element_ptr(buf, self.index_value(index))
             return self._load_value(ptr, buf.dtype, self.access_align(buf, index))
         if ramp is not None and bd.lanes == 1:
-            ptr = self.element_ptr(buf, self.expr(ramp.base))
+            ptr = self.element_ptr(buf, self.index_value(ramp.base))
             return self._load_value(ptr, e.dtype, self.access_align(buf, ramp.base))
         return self._gather(buf, index, e.dtype)
 
@@ -491,12 +510,12 @@ class ExprCodegen:
         bd = dtype_info(buf.dtype)
         v = self.expr(value)
         if dtype_info(index.dtype).lanes == 1:
-            ptr = self.element_ptr(buf, self.expr(index))
+            ptr = self.element_ptr(buf, self.index_value(index))
             self._store_value(v, ptr, buf.dtype, self.access_align(buf, index))
             return
         ramp = self._contiguous(index)
         if ramp is not None and bd.lanes == 1:
-            ptr = self.element_ptr(buf, self.expr(ramp.base))
+            ptr = self.element_ptr(buf, self.index_value(ramp.base))
             self._store_value(v, ptr, value.dtype, self.access_align(buf, ramp.base))
             return
         b = self.builder

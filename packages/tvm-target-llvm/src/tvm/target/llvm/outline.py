@@ -153,8 +153,10 @@ class OutlineCodegen:
         one = ir.Constant(t, 1)
         nt = b.select(b.icmp_signed("<", nt, one), one, nt)
         chunk = b.sdiv(b.sub(b.add(extent, nt), one), nt)
-        lo = b.mul(tid, chunk)
-        hi = b.add(lo, chunk)
+        # nsw: the task's range lies within the loop's, so index arithmetic derived from
+        # the loop variable can be widened to 64 bits (address computations fold)
+        lo = b.mul(tid, chunk, flags=("nsw",))
+        hi = b.add(lo, chunk, flags=("nsw",))
         hi = b.select(b.icmp_signed("<", hi, extent), hi, extent)
         return lo, hi
 
@@ -182,7 +184,7 @@ class OutlineCodegen:
             counter = tir.Var(f"{s.loop_var.name}.task", s.loop_var.dtype)
 
             def body() -> None:
-                value = self.builder.add(begin, self.var_map[counter])
+                value = self.builder.add(begin, self.var_map[counter], flags=("nsw",))
                 with self.bind_var(s.loop_var, value):
                     self.stmt(s.body)
 

@@ -1,7 +1,8 @@
 """The ``llvm`` plugin of tvm (entry point ``[project.entry-points.tvm] llvm``).
 
-Registers the ``llvm`` target kind (CPU, device type 1) and answers ``tvm_tir_codegen``
-for it.  Importing this module stays cheap: LLVM is initialised only when code is generated.
+Registers the ``llvm`` target kind (CPU, device type 1), answers ``tvm_tir_codegen`` for it
+and schedules unscheduled PrimFuncs with the default CPU rules (``tvm_tir_default_schedule``,
+:mod:`tvm.target.llvm.schedule_rules`).  Importing this module stays cheap: LLVM is initialised only when code is generated.
 """
 
 from __future__ import annotations
@@ -10,7 +11,10 @@ from typing import Any, Callable
 
 from tvm.ffi.plugin import hookimpl
 
-__all__ = ["tvm_register_target_kinds", "tvm_tir_codegen", "LLVM_TARGET_ATTRS"]
+__all__ = [
+    "tvm_register_target_kinds", "tvm_tir_codegen", "tvm_tir_default_schedule",
+    "LLVM_TARGET_ATTRS",
+]
 
 #: attribute -> (type, default) of the llvm target kind
 LLVM_TARGET_ATTRS = {
@@ -40,13 +44,27 @@ def tvm_register_target_kinds(register: Callable[[Any], None]) -> None:
     register(_kind())
 
 
-@hookimpl
-def tvm_tir_codegen(target: Any) -> Callable[..., Any] | None:
+def _kind_name(target: Any) -> Any:
     kind = getattr(target, "kind_name", None)
     if kind is None and isinstance(target, str):
         kind = target.split()[0] if target.split() else None
-    if kind != "llvm":
+    return kind
+
+
+@hookimpl
+def tvm_tir_codegen(target: Any) -> Callable[..., Any] | None:
+    if _kind_name(target) != "llvm":
         return None
     from .build import build
 
     return build
+
+
+@hookimpl
+def tvm_tir_default_schedule(mod: Any, target: Any) -> Any:
+    """``mod`` with the default CPU schedules applied to its unscheduled PrimFuncs."""
+    if _kind_name(target) != "llvm":
+        return None
+    from .schedule_rules import apply_default_schedules
+
+    return apply_default_schedules(mod, target)

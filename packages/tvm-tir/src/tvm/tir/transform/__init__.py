@@ -10,3 +10,10 @@ from .simplify import Simplify, simplify
 from .unroll_loop import UnrollLoop, unroll_loop
 from .vectorize_loop import VectorizeLoop, vectorize_loop
 from ..analysis.verify import VerifyWellFormed, verify_well_formed
+from .lower_cross_thread_reduction import LowerCrossThreadReduction, lower_cross_thread_reduction
+from .lower_thread_binding import LowerThreadBinding, lower_thread_binding
+from .verify_gpu_code import GPUCodeError, VerifyGPUCode, verify_gpu_code
+from .lower_thread_allreduce import LowerThreadAllreduce, lower_thread_allreduce
+from .inject_storage_sync import InjectStorageSync, inject_storage_sync
+from .split_host_device import SplitHostDevice, split_host_device
+from .compact_buffer_allocation import CompactBufferAllocation, compact_buffer_allocation

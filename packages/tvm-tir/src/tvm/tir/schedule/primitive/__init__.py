@@ -9,7 +9,22 @@ Schedule class inherits from: a new family module adds its mixin here.
 from .annotate import AnnotateMixin
 from .for_kind import ForKindMixin
 from .loop_transform import LoopTransformMixin
+from .cache_read_write import CacheReadWriteMixin
+from .compute_at import ComputeAtMixin
+from .compute_inline import ComputeInlineMixin
+from .reduction import ReductionMixin
+from .block_annotate import BlockAnnotateMixin
+from .layout_transformation import LayoutTransformationMixin
+from .blockize_tensorize import BlockizeTensorizeMixin
+from .pad_einsum import PadEinsumMixin
 
-PRIMITIVE_MIXINS: tuple[type, ...] = (LoopTransformMixin, ForKindMixin, AnnotateMixin)
+PRIMITIVE_MIXINS: tuple[type, ...] = (
+    LoopTransformMixin, ForKindMixin, AnnotateMixin, CacheReadWriteMixin, ComputeAtMixin,
+    ComputeInlineMixin, ReductionMixin, BlockAnnotateMixin, LayoutTransformationMixin,
+    BlockizeTensorizeMixin, PadEinsumMixin,
+)
 
-__all__ = ["PRIMITIVE_MIXINS", "LoopTransformMixin", "ForKindMixin", "AnnotateMixin"]
+__all__ = ["PRIMITIVE_MIXINS", "LoopTransformMixin", "ForKindMixin", "AnnotateMixin",
+           "CacheReadWriteMixin", "ComputeAtMixin", "ComputeInlineMixin",
+           "ReductionMixin", "BlockAnnotateMixin", "LayoutTransformationMixin",
+           "BlockizeTensorizeMixin", "PadEinsumMixin"]
