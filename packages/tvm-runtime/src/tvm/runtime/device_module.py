@@ -244,7 +244,7 @@ class HostFunction:
                 f"device=tvm.runtime.device('{dname}'))"
             )
         if value.device.device_type != want:
-            raise KernelError(f"{f}: argument {name} is on {value.device}, expected a "
+            raise KernelError(f"{f}: argument {name} is on {value.device}, expected the "
                               f"{self.module.device_name} device (device type {want})")
         if value.dtype != p["dtype"]:
             raise KernelError(f"{f}: argument {name} has dtype {value.dtype}, expected "

@@ -34,8 +34,9 @@ def tvm_tir_codegen(target: Any) -> CodegenFunc | None:
     """Return the code generator for ``target`` (a :class:`tvm.ir.target.Target`).
 
     The callable takes ``(mod, target)`` where ``mod`` is an IRModule of lowered PrimFuncs
-    already rewritten by MakePackedAPI, and returns a ``tvm.runtime.Module``.  Return
-    ``None`` for target kinds the plugin does not compile.
+    already rewritten by MakePackedAPI (for a GPU target, see ``tvm.tir.get_gpu_pipeline``:
+    host functions plus ``device_kernel_launch`` kernels), and returns a
+    ``tvm.runtime.Module``.  Return ``None`` for target kinds the plugin does not compile.
     """
 
 

@@ -1,0 +1,44 @@
+"""tvm.target.metal: the ``metal`` target — TIR kernels printed as Metal Shading Language.
+
+::
+
+    rt_mod = tvm.tir.build(func, target="metal")     # default GPU schedule if needed
+    print(rt_mod.get_source())                       # the MSL kernels
+    rt_mod.export_library("add.mtlmod")              # source + host programs, one file
+
+Running Metal kernels needs macOS and an Apple GPU: on other systems the ``metal`` device
+API reports the device as absent and every device operation raises
+:class:`~tvm.runtime.DeviceUnavailableError` saying so.  Compile side: :mod:`.codegen`
+(:class:`MetalPrinter`), :mod:`.build`; run side: :mod:`.runtime`.  Names load lazily.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "build": ".build",
+    "MetalPrinter": ".codegen",
+    "generate_source": ".codegen",
+    "MetalModule": ".runtime",
+    "MetalDeviceAPI": ".runtime",
+    "device_api": ".runtime",
+    "load_module": ".runtime",
+    "FILE_SUFFIX": ".runtime",
+}
+
+__all__ = list(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tvm.target.metal' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(list(globals()) + __all__)

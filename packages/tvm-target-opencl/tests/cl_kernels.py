@@ -1,0 +1,40 @@
+"""te workloads shared by the opencl tests."""
+
+from __future__ import annotations
+
+from tvm import te, tir
+
+
+def elementwise(n=None, cols=64):
+    rows = tir.Var("n", "int32") if n is None else n
+    A = te.placeholder((rows, cols), "float32", "A")
+    B = te.placeholder((rows, cols), "float32", "B")
+    C = te.compute((rows, cols), lambda i, j: te.exp(A[i, j]) * 0.5 + B[i, j], name="C")
+    return te.create_prim_func([A, B, C]).with_attr("global_symbol", "ew")
+
+
+def matmul(m, n, k):
+    A = te.placeholder((m, k), "float32", "A")
+    B = te.placeholder((k, n), "float32", "B")
+    r = te.reduce_axis((0, k), "r")
+    C = te.compute((m, n), lambda i, j: te.sum(A[i, r] * B[r, j], axis=r), name="C")
+    return te.create_prim_func([A, B, C]).with_attr("global_symbol", "matmul")
+
+
+def row_reduce(rows, cols, kind="sum"):
+    A = te.placeholder((rows, cols), "float32", "A")
+    k = te.reduce_axis((0, cols), "k")
+    fn = {"sum": te.sum, "max": te.max}[kind]
+    B = te.compute((rows,), lambda i: fn(A[i, k], axis=k), name="B")
+    return te.create_prim_func([A, B]).with_attr("global_symbol", f"row_{kind}")
+
+
+def softmax(rows, cols):
+    A = te.placeholder((rows, cols), "float32", "A")
+    k = te.reduce_axis((0, cols), "k")
+    mx = te.compute((rows,), lambda i: te.max(A[i, k], axis=k), name="T_max")
+    e = te.compute((rows, cols), lambda i, j: te.exp(A[i, j] - mx[i]), name="T_exp")
+    k2 = te.reduce_axis((0, cols), "k2")
+    s = te.compute((rows,), lambda i: te.sum(e[i, k2], axis=k2), name="T_sum")
+    out = te.compute((rows, cols), lambda i, j: e[i, j] / s[i], name="T_softmax")
+    return te.create_prim_func([A, out]).with_attr("global_symbol", "softmax")
