@@ -13,10 +13,17 @@ the rules only depend on the target's limits (``max_num_threads``, ``thread_warp
      the same rows (softmax, layer norm) in one kernel, one block per row;
    * **per block**: every block its own kernel — reductions with a cross-thread reduction
      (or one thread per output), elementwise blocks fused, split and bound
-     (:mod:`.elementwise`).
+     (:mod:`.elementwise`);
 
-The scheduled function is marked ``tir.is_scheduled``.  A function with no blocks (already
-loop-level) is left alone.
+3. when none applies, the **fallback** (:mod:`.fallback`): each block gets the per-block
+   schedule if it can, else its data-parallel outer loops bound (one thread per output);
+4. whatever is still outside a kernel — blocks without data-parallel loops, loop-level code
+   with no blocks (scans, sorts, scatters) — becomes a kernel of its own: independent outer
+   loops spread over threads, anything else on one thread (:func:`.fallback.bind_unbound`).
+
+So every function comes out with all of its buffer accesses inside kernels.  The scheduled
+function is marked ``tir.is_scheduled``; a function so marked, or already lowered
+(``tir.blocks_lowered``), is left alone.
 """
 
 from __future__ import annotations
@@ -32,12 +39,13 @@ from ..error import ScheduleError
 from ..schedule import Schedule
 from .common import GPUParams, RuleNotApplicable, block_kind
 from .elementwise import schedule_elementwise
+from .fallback import bind_unbound, run_block_fallbacks, schedule_block_fallback
 from .matmul import schedule_matmul
 from .reduction import schedule_reduction, schedule_row_pipeline, schedule_spatial_or_reduction
 
 __all__ = ["apply_default_gpu_schedule", "schedule_gpu_func", "GPUParams", "RULES",
            "schedule_elementwise", "schedule_reduction", "schedule_row_pipeline",
-           "schedule_matmul", "RuleNotApplicable"]
+           "schedule_matmul", "schedule_block_fallback", "bind_unbound", "RuleNotApplicable"]
 
 logger = logging.getLogger("tvm.tir.schedule.gpu_rules")
 SCHEDULED_ATTR = "tir.is_scheduled"
@@ -101,26 +109,35 @@ def _has_blocks(func: PrimFunc) -> bool:
 
 def schedule_gpu_func(func: PrimFunc, target: Any = None,
                       params: Optional[GPUParams] = None) -> PrimFunc:
-    """``func`` scheduled by the first rule that applies (see the module docstring);
-    unchanged when it is already scheduled, has no blocks or no rule applies."""
-    if func.attrs.get(SCHEDULED_ATTR) or not _has_blocks(func):
+    """``func`` scheduled by the first rule that applies, else by the fallback (see the
+    module docstring); unchanged when it is already scheduled or needs no kernel."""
+    if func.attrs.get(SCHEDULED_ATTR) or func.attrs.get("tir.blocks_lowered"):
         return func
     params = params or GPUParams.from_target(target)
+    if not _has_blocks(func):
+        bound = bind_unbound(func, params)
+        return func if bound is func else bound.with_attr(SCHEDULED_ATTR, True)
     reasons = []
     for name, rule in RULES:
         sch = Schedule(func)
         try:
             if not _blocks(sch):
-                return func
+                reasons.append("the root block has no child blocks")
+                break
             inline_elementwise(sch)
             rule(sch, params)
         except (RuleNotApplicable, ScheduleError) as err:
             reasons.append(f"{name}: {err}")
             continue
         logger.debug("gpu default schedule: rule %s", name)
-        return sch.mod[sch.func_working_on].with_attr(SCHEDULED_ATTR, True)
-    logger.debug("gpu default schedule: no rule applies (%s)", "; ".join(reasons))
-    return func
+        scheduled = bind_unbound(sch.mod[sch.func_working_on], params)
+        return scheduled.with_attr(SCHEDULED_ATTR, True)
+    logger.debug("gpu default schedule: fallback (%s)", "; ".join(reasons))
+    sch = Schedule(func)
+    inline_elementwise(sch)
+    sch = run_block_fallbacks(sch, _blocks(sch), params,
+                              [schedule_spatial_or_reduction, schedule_block_fallback])
+    return bind_unbound(sch.mod[sch.func_working_on], params).with_attr(SCHEDULED_ATTR, True)
 
 
 def apply_default_gpu_schedule(mod: IRModule, target: Any = None) -> IRModule:
