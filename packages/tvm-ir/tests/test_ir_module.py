@@ -82,6 +82,32 @@ def test_functional_updates_keep_input():
     assert [g.name_hint for g in both] == ["a", "b", "main"]
 
 
+def test_with_functions_adds_all_at_once_and_checks_each():
+    mod = IRModule({"main": Func(1)})
+    gv = mod.get_global_var("main")
+    out = mod.with_functions({"main": Func(2), gv: Func(3), "z": Func(4), GlobalVar("a"): Func(5)})
+    assert [g.name_hint for g in out] == ["a", "main", "z"]
+    assert out["main"].body == 3 and out.get_global_var("main") is gv
+    with pytest.raises(TypeError, match="'bad' must be a BaseFunc"):
+        mod.with_functions({"ok": Func(1), "bad": 3})
+    with pytest.raises(ValueError, match="different GlobalVar"):
+        mod.with_functions({GlobalVar("main"): Func(0)})
+
+
+def test_many_functions_by_name_and_by_global_var():
+    """Lookups use the name index; modules built one function at a time stay sorted."""
+    mod = IRModule()
+    for i in reversed(range(300)):
+        mod = mod.with_function(f"f{i:03d}", Func(i))
+    names = [g.name_hint for g in mod]
+    assert names == sorted(names) and len(names) == 300
+    assert all(mod[f"f{i:03d}"].body == i for i in range(0, 300, 7))
+    assert mod[GlobalVar("f123")].body == 123 and "f300" not in mod
+    # a module whose map was set without the constructor still finds its functions
+    raw = mod.with_fields(functions={GlobalVar("only"): Func(1)})
+    assert raw["only"].body == 1 and "f001" not in raw
+
+
 def test_copy_on_write_setitem():
     mod = IRModule({"main": Func(1)})
     snapshot = mod.functions

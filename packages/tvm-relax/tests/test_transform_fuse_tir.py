@@ -137,3 +137,74 @@ def test_unlegalized_primitive_function_stays_relax():
     with pytest.raises(ValueError, match="cannot merge @fused_matmul_add_relu: binding lv is "
                                          "relax.matmul"):
         fuse_primitive_function(fused, fused["fused_matmul_add_relu"], "fused_matmul_add_relu")
+
+
+def _repeated_layers(n_layers, widths=None, batch="n"):
+    """``n_layers`` of matmul + add + relu; ``widths`` (per layer) makes layers differ."""
+    from tvm import relax
+    from tvm.relax import op
+
+    widths = widths or [16] * (n_layers + 1)
+    n = tir.Var(batch, "int64") if isinstance(batch, str) else batch
+    x = relax.Var("x", relax.TensorStructInfo((n, widths[0]), "float32"))
+    ws = [relax.Var(f"w{i}", relax.TensorStructInfo((widths[i], widths[i + 1]), "float32"))
+          for i in range(n_layers)]
+    bs = [relax.Var(f"b{i}", relax.TensorStructInfo((widths[i + 1],), "float32"))
+          for i in range(n_layers)]
+    bb = relax.BlockBuilder()
+    with bb.function("main", [x, *ws, *bs]):
+        with bb.dataflow():
+            h = x
+            for w, b in zip(ws, bs):
+                h = bb.emit(op.nn.relu(bb.emit(op.add(bb.emit(op.matmul(h, w)), b))))
+            out = bb.emit_output(h)
+        bb.emit_func_output(out)
+    return bb.get()
+
+
+def _called_prim_funcs(mod):
+    return [b.value.args[0].name_hint for blk in mod["main"].body.blocks for b in blk.bindings
+            if getattr(getattr(b.value, "op", None), "name", None) == "relax.call_tir"]
+
+
+def test_repeated_layers_share_one_fused_prim_func(monkeypatch):
+    from tvm.relax.transform import fuse_tir as fuse_tir_module
+
+    runs = []
+    original = fuse_tir_module._Fuser.run
+    monkeypatch.setattr(fuse_tir_module._Fuser, "run",
+                        lambda self: runs.append(self.name) or original(self))
+    out = fuse_tir(_repeated_layers(4))
+    prims = sorted(g.name_hint for g, f in out.functions.items() if isinstance(f, PrimFunc))
+    assert prims == ["fused_matmul_add_relu"]
+    assert _called_prim_funcs(out) == ["fused_matmul_add_relu"] * 4
+    assert runs == ["fused_matmul_add_relu"]  # the repeats reuse the first fusion
+    verify_well_formed(out["fused_matmul_add_relu"])
+
+
+def test_layers_of_different_shapes_keep_their_own_prim_funcs():
+    out = fuse_tir(_repeated_layers(3, widths=[16, 16, 8, 8], batch=4))
+    called = _called_prim_funcs(out)
+    assert len(called) == 3 and called[1] != called[0] and len(set(called)) == 3
+    assert all(isinstance(out[name], PrimFunc) for name in called)
+
+
+def test_deduplicated_layers_compute_every_layer():
+    pytest.importorskip("tvm.target.llvm")
+    import numpy as np
+    from tvm import relax
+
+    import tvm.runtime
+
+    mod = _repeated_layers(3)
+    ex = relax.build(mod, target="llvm")
+    assert ex.as_text().count("call fused_matmul_add_relu(") == 3
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((5, 16), dtype="float32")
+    ws = [rng.standard_normal((16, 16), dtype="float32") for _ in range(3)]
+    bs = [rng.standard_normal(16, dtype="float32") for _ in range(3)]
+    out = relax.VirtualMachine(ex, tvm.runtime.cpu())["main"](x, *ws, *bs).numpy()
+    ref = x.astype("float64")
+    for w, b in zip(ws, bs):
+        ref = np.maximum(ref @ w + b, 0)
+    np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4)

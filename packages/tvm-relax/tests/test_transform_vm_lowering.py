@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from tvm import relax, tir
+from tvm.ir import IRModule
 from tvm.ffi import assert_structural_equal
 from tvm.relax import transform as TR
 from tvm.relax.errors import RelaxError
@@ -268,3 +269,16 @@ def test_shape_lower_rejects_undefinable_variables():
 def test_remove_purity_checking_marks_functions():
     out = TR.RemovePurityChecking()(Chain)
     assert out["main"].attrs["relax.force_pure"] is True
+
+
+@pytest.mark.parametrize("make", [TR.ToNonDataflow, TR.RemovePurityChecking, TR.CallTIRRewrite,
+                                  TR.StaticPlanBlockMemory, TR.VMBuiltinLower, TR.VMShapeLower])
+def test_lowering_passes_leave_external_functions_and_unchanged_modules(make):
+    """The per-function skeleton the lowering passes share: functions for an external code
+    generator are not touched, and a pass with nothing to do returns its input module."""
+    external = Chain["main"].with_attr("Codegen", "ext")  # VMBuiltinLower would reject it
+    mod = ChainRewritten.with_function("ext_fn", external)
+    out = make()(mod)
+    assert out["ext_fn"] is external
+    lonely = IRModule({"exp": Chain["exp"]})
+    assert make()(lonely) is lonely

@@ -43,8 +43,10 @@ from .plugin import (
 from .registry import get_global_func, list_global_func_names, register_func, remove_global_func
 from .serialization import from_json, register_json_value, to_json
 from .structural import (
+    StructuralMap,
     StructuralMismatch,
     assert_structural_equal,
+    deep_recursion,
     get_first_structural_mismatch,
     structural_equal,
     structural_hash,

@@ -85,6 +85,8 @@ class Object:
 
     _type_key: ClassVar[str] = "Object"
     _field_infos: ClassVar[tuple[FieldInfo, ...]] = ()
+    # (name, binds variables) of the fields structural equality and hashing visit.
+    _compared_fields: ClassVar[tuple[tuple[str, bool], ...]] = ()
     _is_var: ClassVar[bool] = False
     _has_custom_init: ClassVar[bool] = False
 
@@ -218,6 +220,9 @@ def register_object(type_key: str | type | None = None) -> Any:
             kind = f.metadata.get(_FIELD_KIND_KEY, "tree")
             infos.append(FieldInfo(f.name, f.type, kind))
         new_cls._field_infos = tuple(infos)
+        new_cls._compared_fields = tuple(
+            (info.name, info.kind == "def") for info in infos if info.kind != "ignore"
+        )
         if type_key is not None:
             previous = _TYPE_REGISTRY.get(type_key)
             # Re-registering the same class (a module reload) replaces it; another class clashes.

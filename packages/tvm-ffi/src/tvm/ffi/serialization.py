@@ -26,7 +26,7 @@ from typing import Any
 
 from .error import SerializationError
 from .object import _TYPE_REGISTRY, Object, get_object_type
-from .structural import _deep_recursion
+from .structural import deep_recursion
 
 try:
     import numpy as _np
@@ -132,7 +132,7 @@ class _Writer:
 def to_json(obj: Any, indent: int | None = None) -> str:
     """Serialise an object graph (or any value built of objects, sequences and dicts)."""
     writer = _Writer()
-    with _deep_recursion():
+    with deep_recursion():
         root = writer.value(obj)
     return json.dumps(
         {"format": FORMAT, "version": VERSION, "nodes": writer.nodes, "root": root},
@@ -305,6 +305,6 @@ def from_json(text: str) -> Any:
     if not isinstance(nodes, list) or "root" not in doc:
         raise SerializationError("document lacks 'nodes' list or 'root'")
     reader = _Reader(nodes)
-    with _deep_recursion():
+    with deep_recursion():
         reader.build_all()
         return reader.value(doc["root"], "root")

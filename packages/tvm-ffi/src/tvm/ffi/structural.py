@@ -17,7 +17,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import Enum
-from typing import Any
+from typing import Any, Callable, Generic, Optional, TypeVar
 
 from .object import Object
 
@@ -32,7 +32,11 @@ __all__ = [
     "get_first_structural_mismatch",
     "assert_structural_equal",
     "StructuralMismatch",
+    "StructuralMap",
+    "deep_recursion",
 ]
+
+_V = TypeVar("_V")
 
 
 class StructuralMismatch(ValueError):
@@ -44,7 +48,10 @@ class StructuralMismatch(ValueError):
 
 
 @contextmanager
-def _deep_recursion(limit: int = 20000) -> Iterator[None]:
+def deep_recursion(limit: int = 20000) -> Iterator[None]:
+    """Raise Python's recursion limit for a while: deep IR (long chains of scoped
+    statements, nested expressions) is walked recursively by the structural algorithms,
+    serialisation and the TVMScript parsers and printers."""
     old = sys.getrecursionlimit()
     if old < limit:
         sys.setrecursionlimit(limit)
@@ -71,26 +78,25 @@ class _EqualChecker:
         self.equal_pairs: set[tuple[int, int]] = set()
 
     def check(self, a: Any, b: Any, defining: bool) -> _Mismatch | None:
+        kind = type(a)
+        if kind is str or kind is int:  # the commonest leaves (names, dtypes, constants)
+            return None if type(b) is kind and a == b else ([], a, b)
         if isinstance(a, Object):
-            if not isinstance(b, Object) or type(a) is not type(b):
+            if type(a) is not type(b):
                 return [], a, b
             if a._is_var:
                 return self._check_var(a, b, defining)
             key = (id(a), id(b))
             if key in self.equal_pairs:
                 return None
-            for info in a._field_infos:
-                if info.kind == "ignore":
-                    continue
-                sub = self.check(
-                    getattr(a, info.name), getattr(b, info.name), defining or info.kind == "def"
-                )
+            for name, binds in a._compared_fields:
+                sub = self.check(getattr(a, name), getattr(b, name), defining or binds)
                 if sub is not None:
-                    sub[0].append("." + info.name)
+                    sub[0].append("." + name)
                     return sub
             self.equal_pairs.add(key)
             return None
-        if isinstance(a, (list, tuple)):
+        if kind is tuple or isinstance(a, (list, tuple)):
             if not isinstance(b, (list, tuple)) or len(a) != len(b):
                 return [], a, b
             for i, (x, y) in enumerate(zip(a, b)):
@@ -132,12 +138,10 @@ class _EqualChecker:
             return None if (mapped_b is b and mapped_a is a) else ([], a, b)
         if not (defining or self.map_free_vars):
             return None if a is b else ([], a, b)
-        for info in a._field_infos:
-            if info.kind == "ignore":
-                continue
-            sub = self.check(getattr(a, info.name), getattr(b, info.name), True)
+        for name, _ in a._compared_fields:
+            sub = self.check(getattr(a, name), getattr(b, name), True)
             if sub is not None:
-                sub[0].append("." + info.name)
+                sub[0].append("." + name)
                 return sub
         self.lhs_to_rhs[id(a)] = b
         self.rhs_to_lhs[id(b)] = a
@@ -185,22 +189,24 @@ class _Hasher:
         self.memo: dict[int, int] = {}
 
     def hash(self, x: Any, defining: bool) -> int:
+        kind = type(x)
+        if kind is str:  # the commonest leaf (names, dtypes), as the generic rule below
+            return hash(("str", x))
         if isinstance(x, Object):
             if x._is_var:
                 return self._hash_var(x, defining)
             cached = self.memo.get(id(x))
             if cached is not None:
                 return cached
-            parts: list[Any] = [x._type_key]
-            for info in x._field_infos:
-                if info.kind != "ignore":
-                    parts.append(self.hash(getattr(x, info.name), defining or info.kind == "def"))
-            h = hash(tuple(parts))
+            sub = self.hash
+            h = hash((x._type_key, *[sub(getattr(x, name), defining or binds)
+                                      for name, binds in x._compared_fields]))
             self.memo[id(x)] = h
             self.keep_alive.append(x)
             return h
-        if isinstance(x, (list, tuple)):
-            return hash(("seq", len(x), *(self.hash(v, defining) for v in x)))
+        if kind is tuple or isinstance(x, (list, tuple)):
+            sub = self.hash
+            return hash(("seq", len(x), *[sub(v, defining) for v in x]))
         if isinstance(x, dict):
             if _plain_keys(x):
                 # Sorted, as the checker visits them, so variable numbering agrees too.
@@ -230,11 +236,8 @@ class _Hasher:
             index = len(self.var_ids)
             self.var_ids[id(v)] = index
             self.keep_alive.append(v)
-        parts: list[Any] = ["var", v._type_key, index]
-        for info in v._field_infos:
-            if info.kind != "ignore":
-                parts.append(self.hash(getattr(v, info.name), True))
-        return hash(tuple(parts))
+        return hash(("var", v._type_key, index,
+                     *[self.hash(getattr(v, name), True) for name, _ in v._compared_fields]))
 
 
 def structural_equal(lhs: Any, rhs: Any, map_free_vars: bool = False) -> bool:
@@ -247,7 +250,7 @@ def get_first_structural_mismatch(lhs: Any, rhs: Any, map_free_vars: bool = Fals
 
     A difference at the top (different types, say) is reported as ``"<root>"``.
     """
-    with _deep_recursion():
+    with deep_recursion():
         result = _EqualChecker(map_free_vars).check(lhs, rhs, False)
     if result is None:
         return None
@@ -256,7 +259,7 @@ def get_first_structural_mismatch(lhs: Any, rhs: Any, map_free_vars: bool = Fals
 
 def assert_structural_equal(lhs: Any, rhs: Any, map_free_vars: bool = False) -> None:
     """Raise :class:`StructuralMismatch` naming the path and both sides of the first difference."""
-    with _deep_recursion():
+    with deep_recursion():
         result = _EqualChecker(map_free_vars).check(lhs, rhs, False)
     if result is None:
         return
@@ -274,5 +277,91 @@ def _brief(x: Any, limit: int = 400) -> str:
 
 def structural_hash(obj: Any, map_free_vars: bool = False) -> int:
     """A hash consistent with :func:`structural_equal`."""
-    with _deep_recursion():
+    with deep_recursion():
         return _Hasher(map_free_vars).hash(obj, False)
+
+
+class StructuralMap(Generic[_V]):
+    """A mapping whose keys are found by structural equality (a key structurally equal to a
+    stored one finds its value), for caches and deduplication of IR::
+
+        kernels = StructuralMap()
+        lib = kernels.get(func)
+        if lib is None:
+            lib = kernels[func] = compile(func)
+
+    ``max_size`` (optional) bounds the entries: adding one more drops the oldest.  Keys are
+    kept alive by the map.
+    """
+
+    def __init__(self, map_free_vars: bool = False, max_size: Optional[int] = None):
+        if max_size is not None and max_size < 1:
+            raise ValueError(f"StructuralMap: max_size must be positive or None, got {max_size}")
+        self.map_free_vars = map_free_vars
+        self.max_size = max_size
+        self._buckets: dict[int, list[tuple[Any, _V]]] = {}
+        self._order: list[tuple[int, Any]] = []  # (hash, key) in insertion order
+        self._last: tuple[Any, int] | None = None  # the last key hashed, with its hash
+
+    def _hash(self, key: Any) -> int:
+        last = self._last
+        if last is not None and last[0] is key:
+            return last[1]
+        h = structural_hash(key, self.map_free_vars)
+        self._last = (key, h)
+        return h
+
+    def _find(self, key: Any) -> tuple[int, int]:
+        """``(hash, index in its bucket)``; the index is -1 when absent."""
+        h = self._hash(key)
+        for i, (k, _) in enumerate(self._buckets.get(h, ())):
+            if k is key or structural_equal(k, key, self.map_free_vars):
+                return h, i
+        return h, -1
+
+    def get(self, key: Any, default: Optional[_V] = None) -> Optional[_V]:
+        """The value of the stored key structurally equal to ``key``, or ``default``."""
+        h, i = self._find(key)
+        return default if i < 0 else self._buckets[h][i][1]
+
+    def get_or_add(self, key: Any, make: Callable[[], _V]) -> _V:
+        """The value stored for ``key``, or ``make()`` stored for it and returned."""
+        h, i = self._find(key)
+        if i >= 0:
+            return self._buckets[h][i][1]
+        value = make()
+        self[key] = value
+        return value
+
+    def __getitem__(self, key: Any) -> _V:
+        h, i = self._find(key)
+        if i < 0:
+            raise KeyError(f"no structurally equal key for {type(key).__name__}")
+        return self._buckets[h][i][1]
+
+    def __setitem__(self, key: Any, value: _V) -> None:
+        h, i = self._find(key)
+        bucket = self._buckets.setdefault(h, [])
+        if i >= 0:
+            bucket[i] = (bucket[i][0], value)
+            return
+        bucket.append((key, value))
+        self._order.append((h, key))
+        if self.max_size is not None and len(self._order) > self.max_size:
+            old_h, old_key = self._order.pop(0)
+            old_bucket = self._buckets[old_h]
+            old_bucket[:] = [(k, v) for k, v in old_bucket if k is not old_key]
+            if not old_bucket:
+                del self._buckets[old_h]
+
+    def __contains__(self, key: Any) -> bool:
+        return self._find(key)[1] >= 0
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    def clear(self) -> None:
+        """Forget every entry."""
+        self._buckets.clear()
+        self._order.clear()
+        self._last = None

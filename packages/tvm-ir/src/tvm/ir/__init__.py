@@ -4,7 +4,7 @@ DataType, source spans and diagnostics, GlobalVar/BaseFunc/IRModule, the pass
 infrastructure (``tvm.ir.transform``) and targets with their kind registry.
 """
 
-from . import transform
+from . import instrument, transform
 from .base import BaseFunc, FrozenDict, GlobalVar
 from .diagnostics import (
     Diagnostic,

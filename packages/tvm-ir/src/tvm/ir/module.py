@@ -99,9 +99,48 @@ class FunctionNotFoundError(KeyError):
         return str(self.args[0]) if self.args else ""
 
 
+class _FunctionTable(FrozenDict):
+    """A module's ``GlobalVar -> function`` map with an index by name (lookups by name stay
+    O(1) in modules of thousands of functions).  :func:`_table` makes checked, sorted ones."""
+
+    __slots__ = ("by_name", "checked")
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.by_name: dict[str, GlobalVar] = {gv.name_hint: gv for gv in self}
+        self.checked = False
+
+
+def _table(by_name: dict[str, tuple[GlobalVar, BaseFunc]]) -> _FunctionTable:
+    """The table of checked ``name -> (GlobalVar, function)`` entries, sorted by name."""
+    table = _FunctionTable((by_name[n][0], by_name[n][1]) for n in sorted(by_name))
+    table.checked = True
+    return table
+
+
+def _check_entry(key: Any, func: Any) -> GlobalVar:
+    """The GlobalVar for a ``key -> func`` entry (a name gets a new one); checks both."""
+    if isinstance(key, str):
+        gv = GlobalVar(key)
+    elif isinstance(key, GlobalVar):
+        gv = key
+    else:
+        raise TypeError(
+            f"IRModule function keys must be str or GlobalVar, got {type(key).__name__} {key!r}"
+        )
+    if not isinstance(func, BaseFunc):
+        raise TypeError(
+            f"IRModule function {gv.name_hint!r} must be a BaseFunc (PrimFunc, relax "
+            f"Function, ...), got {type(func).__name__}"
+        )
+    return gv
+
+
 def _normalize_functions(functions: Any) -> FrozenDict:
+    if isinstance(functions, _FunctionTable) and functions.checked:
+        return functions  # checked when it was made, and immutable
     if functions is None:
-        return FrozenDict()
+        return _table({})
     if not isinstance(functions, dict):
         raise TypeError(
             f"IRModule functions must be a dict of name or GlobalVar -> BaseFunc, got "
@@ -109,23 +148,11 @@ def _normalize_functions(functions: Any) -> FrozenDict:
         )
     by_name: dict[str, tuple[GlobalVar, BaseFunc]] = {}
     for key, func in functions.items():
-        if isinstance(key, str):
-            gv = GlobalVar(key)
-        elif isinstance(key, GlobalVar):
-            gv = key
-        else:
-            raise TypeError(
-                f"IRModule function keys must be str or GlobalVar, got {type(key).__name__} {key!r}"
-            )
-        if not isinstance(func, BaseFunc):
-            raise TypeError(
-                f"IRModule function {gv.name_hint!r} must be a BaseFunc (PrimFunc, relax "
-                f"Function, ...), got {type(func).__name__}"
-            )
+        gv = _check_entry(key, func)
         if gv.name_hint in by_name:
             raise ValueError(f"IRModule defines the global name {gv.name_hint!r} twice")
         by_name[gv.name_hint] = (gv, func)
-    return FrozenDict((by_name[n][0], by_name[n][1]) for n in sorted(by_name))
+    return _table(by_name)
 
 
 @register_object("ir.IRModule")
@@ -165,15 +192,19 @@ class IRModule(Object):
 
     # -- lookup -------------------------------------------------------------------------------
     def _find(self, key: GlobalVar | str) -> GlobalVar | None:
+        table = self.functions
         if isinstance(key, GlobalVar):
-            if key in self.functions:
+            if key in table:
                 return key
             name = key.name_hint
         elif isinstance(key, str):
             name = key
         else:
             raise TypeError(f"IRModule keys are str or GlobalVar, got {type(key).__name__}")
-        for gv in self.functions:
+        index = getattr(table, "by_name", None)
+        if index is not None:
+            return index.get(name)
+        for gv in table:  # a map set without IRModule's constructor
             if gv.name_hint == name:
                 return gv
         return None
@@ -221,30 +252,30 @@ class IRModule(Object):
         return self.attrs.get(key, default)
 
     # -- functional updates (return new modules) ------------------------------------------
-    def _with(self, key: GlobalVar | str, func: BaseFunc) -> dict[GlobalVar, BaseFunc]:
-        funcs = dict(self.functions)
-        existing = self._find(key)
-        if existing is not None:
-            if isinstance(key, GlobalVar) and key is not existing:
+    def _with(self, functions: dict[GlobalVar | str, BaseFunc]) -> _FunctionTable:
+        """The functions with ``functions`` added or replaced (existing GlobalVars kept)."""
+        by_name = {gv.name_hint: (gv, f) for gv, f in self.functions.items()}
+        for key, func in functions.items():
+            gv = _check_entry(key, func)
+            existing = by_name.get(gv.name_hint)
+            if existing is None:
+                by_name[gv.name_hint] = (gv, func)
+                continue
+            if isinstance(key, GlobalVar) and key is not existing[0]:
                 raise ValueError(
                     f"IRModule already has a different GlobalVar named {key.name_hint!r}; "
                     "use mod.get_global_var(name) to update it"
                 )
-            funcs[existing] = func
-        else:
-            funcs[key if isinstance(key, GlobalVar) else GlobalVar(key)] = func
-        return funcs
+            by_name[gv.name_hint] = (existing[0], func)
+        return _table(by_name)
 
     def with_function(self, key: GlobalVar | str, func: BaseFunc) -> IRModule:
         """A new module where ``key`` names ``func`` (the existing GlobalVar is kept)."""
-        return IRModule(self._with(key, func), self.attrs)
+        return IRModule(self._with({key: func}), self.attrs)
 
     def with_functions(self, functions: dict[GlobalVar | str, BaseFunc]) -> IRModule:
         """A new module with several functions added or replaced."""
-        mod = self
-        for key, func in functions.items():
-            mod = mod.with_function(key, func)
-        return mod
+        return IRModule(self._with(functions), self.attrs)
 
     def without_function(self, key: GlobalVar | str) -> IRModule:
         """A new module without ``key``; FunctionNotFoundError if absent."""
@@ -268,7 +299,7 @@ class IRModule(Object):
 
     def __setitem__(self, key: GlobalVar | str, func: BaseFunc) -> None:
         """``mod["f"] = func`` adds or replaces, copy-on-write (see the module docstring)."""
-        self._replace_functions(self._with(key, func))
+        self._replace_functions(self._with({key: func}))
 
     def add(self, key: GlobalVar | str, func: BaseFunc, update: bool = False) -> GlobalVar:
         """Add ``func`` in place; returns its GlobalVar.  Existing names need ``update=True``."""

@@ -5,44 +5,155 @@
 prefix and environment that start a Python interpreter seeing nothing else — no
 site-packages, so neither the compiler (tvm.ir, tvm.tir, targets) nor llvmlite can be
 imported, whatever is installed in the current environment.
+
+A GPU artifact also needs the run side of its target and that target's driver binding::
+
+    argv, env = runtime_only_python(
+        tmp, extra_packages=["tvm.target.opencl", "pyopencl"],
+        plugins={"opencl": "tvm.target.opencl.plugin"})
+
+``extra_packages`` adds import names (a part of the ``tvm`` namespace such as
+``tvm.target.opencl`` is added alone; any other package comes with the installed
+distributions it requires, e.g. pyopencl's pytools and platformdirs); ``plugins`` declares
+``tvm`` entry points (name -> module) in a generated ``.dist-info``, so the child process
+discovers them as if their distributions were installed.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sys
+from collections.abc import Iterable, Mapping, Sequence
+from importlib import import_module, metadata
 from pathlib import Path
 
 __all__ = ["runtime_only_python"]
 
+_REQ_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
-def _package_dirs(module_name: str) -> list[Path]:
-    module = __import__(module_name, fromlist=["__name__"])
+
+def _module_paths(module_name: str) -> list[Path]:
+    """The directory of a package, or the file of a single-module distribution."""
+    module = import_module(module_name)
     paths = list(getattr(module, "__path__", []))
-    if not paths:
-        paths = [os.path.dirname(module.__file__)]
-    return [Path(p) for p in paths]
+    if paths:
+        return [Path(p) for p in paths]
+    if getattr(module, "__file__", None) is None:
+        raise ValueError(f"runtime_only_python: {module_name!r} has no file to link "
+                         "(a built-in module needs no linking)")
+    return [Path(module.__file__)]
 
 
-def runtime_only_python(folder: str | os.PathLike) -> tuple[list[str], dict[str, str]]:
-    """``(argv_prefix, env)`` for a Python process that can import only the runtime.
+def _link(root: Path, src: Path, name: str | None = None) -> None:
+    link = root / (name or src.name)
+    if link.exists() or link.is_symlink():
+        return
+    link.symlink_to(src, target_is_directory=src.is_dir())
+    libs = src.parent / f"{src.name}.libs"  # vendored shared libraries (auditwheel)
+    if src.is_dir() and libs.is_dir() and not (root / libs.name).exists():
+        (root / libs.name).symlink_to(libs, target_is_directory=True)
+
+
+def _normalize(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _top_level_names(dist: metadata.Distribution) -> list[str]:
+    text = dist.read_text("top_level.txt")
+    if text:
+        return [n.strip() for n in text.split() if n.strip()]
+    names = []
+    for f in dist.files or ():
+        first = f.parts[0]
+        if first.endswith((".dist-info", ".egg-info", ".data")) or first in ("__pycache__",
+                                                                               "..", "bin"):
+            continue
+        name = first.split(".")[0] if len(f.parts) == 1 else first
+        if (len(f.parts) > 1 or first.endswith((".py", ".so", ".pyd"))) and name not in names:
+            names.append(name)
+    return names
+
+
+def _with_requirements(import_names: Iterable[str]) -> tuple[list[str], list[Path]]:
+    """``import_names`` plus the top-level names of every installed distribution they
+    (transitively) require (extras are not followed), and those distributions' metadata
+    folders (some packages read their own version from it)."""
+    owners = metadata.packages_distributions()
+    queue = [d for n in import_names for d in owners.get(n.split(".")[0], [])]
+    seen: set[str] = set()
+    names = list(import_names)
+    infos: list[Path] = []
+    while queue:
+        dist_name = queue.pop()
+        if _normalize(dist_name) in seen:
+            continue
+        seen.add(_normalize(dist_name))
+        try:
+            dist = metadata.distribution(dist_name)
+        except metadata.PackageNotFoundError:
+            continue
+        for n in _top_level_names(dist):
+            if n not in names:
+                names.append(n)
+        info = getattr(dist, "_path", None)
+        if info is not None and Path(info).is_dir():
+            infos.append(Path(info))
+        for req in dist.requires or ():
+            if ";" in req and "extra" in req.split(";", 1)[1]:
+                continue
+            m = _REQ_NAME.match(req)
+            if m:
+                queue.append(m.group(1))
+    return names, infos
+
+
+def _write_plugins(root: Path, plugins: Mapping[str, str]) -> None:
+    for name, module in plugins.items():
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            raise ValueError(f"runtime_only_python: bad plugin name {name!r}")
+        info = root / f"tvm_runtime_only_{name}-0.0.0.dist-info"
+        info.mkdir(parents=True, exist_ok=True)
+        (info / "METADATA").write_text(
+            f"Metadata-Version: 2.1\nName: tvm-runtime-only-{name}\nVersion: 0.0.0\n")
+        (info / "entry_points.txt").write_text(f"[tvm]\n{name} = {module}\n")
+
+
+def runtime_only_python(
+    folder: str | os.PathLike,
+    extra_packages: Sequence[str] = (),
+    plugins: Mapping[str, str] | None = None,
+) -> tuple[list[str], dict[str, str]]:
+    """``(argv_prefix, env)`` for a Python process that can import only the runtime (plus
+    ``extra_packages``, with ``plugins`` registered; see the module docstring).
 
     Run ``subprocess.run([*argv_prefix, "script.py", ...], env=env)``.
     """
     root = Path(folder) / "runtime_only_site"
     (root / "tvm").mkdir(parents=True, exist_ok=True)
     for part in ("ffi", "runtime"):
-        link = root / "tvm" / part
-        if not link.exists():
-            link.symlink_to(_package_dirs(f"tvm.{part}")[0], target_is_directory=True)
-    for dep in ("numpy", "pluggy"):
-        src = _package_dirs(dep)[0]
-        link = root / src.name
-        if not link.exists():
-            link.symlink_to(src, target_is_directory=True)
-        libs = src.parent / f"{src.name}.libs"  # vendored shared libraries (OpenBLAS)
-        if libs.is_dir() and not (root / libs.name).exists():
-            (root / libs.name).symlink_to(libs, target_is_directory=True)
+        _link(root / "tvm", _module_paths(f"tvm.{part}")[0], part)
+    tvm_parts = [n for n in extra_packages if n.startswith("tvm.")]
+    others = [n for n in extra_packages if not n.startswith("tvm.")]
+    for name in tvm_parts:
+        *parents, leaf = name.split(".")[1:]
+        where = root / "tvm"
+        for p in parents:  # namespace packages (tvm.target): plain folders, no __init__.py
+            where = where / p
+            where.mkdir(exist_ok=True)
+        _link(where, _module_paths(name)[0], leaf)
+    deps, infos = _with_requirements(["numpy", "pluggy", *others])
+    for dep in deps:
+        try:
+            paths = _module_paths(dep)
+        except (ImportError, ValueError):
+            continue  # an optional or platform-specific requirement that is not importable
+        _link(root, paths[0])
+    for info in infos:
+        if not info.name.startswith(("tvm_", "tvm-")):
+            _link(root, info)
+    if plugins:
+        _write_plugins(root, plugins)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     env["PYTHONPATH"] = str(root)
     env["TVM_DISABLE_PLUGINS"] = ""

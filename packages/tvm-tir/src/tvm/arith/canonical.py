@@ -86,6 +86,7 @@ class KeyMaker:
     def __init__(self) -> None:
         self.memo: dict[int, tuple[Any, SKey]] = {}
         self.table: dict[tuple, SKey] = {}
+        self.var_order: dict[int, int] = {}  # kept valid by memo holding each variable
 
     def __len__(self) -> int:
         return len(self.memo) + len(self.table)
@@ -93,6 +94,7 @@ class KeyMaker:
     def clear(self) -> None:
         self.memo.clear()
         self.table.clear()
+        self.var_order.clear()
 
     def intern(self, parts: tuple) -> SKey:
         key = self.table.get(parts)
@@ -107,8 +109,11 @@ class KeyMaker:
             return hit[1]
         if isinstance(expr, Object):
             if expr._is_var:
+                # Same-named variables are told apart by first-seen order, not id(): term
+                # order (and so printed output and trace replay) must not depend on addresses.
+                order = self.var_order.setdefault(id(expr), len(self.var_order))
                 parts: tuple = ("v", getattr(expr, "name", ""), getattr(expr, "dtype", ""),
-                                id(expr))
+                                order)
             elif isinstance(expr, IntImm):
                 parts = ("i", expr.dtype, expr.value)
             elif isinstance(expr, PrimExpr):

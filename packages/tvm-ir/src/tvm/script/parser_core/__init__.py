@@ -11,7 +11,8 @@ and precedence helpers.
 """
 
 from .doc import (
-    PREC, DocBuilder, NameTable, deep_recursion, float_literal, sanitize_name, str_literal, wrap,
+    PREC, DocBuilder, NameTable, deep_recursion, float_literal, python_value, sanitize_name,
+    str_literal, wrap,
 )
 from .entry import (
     function_env,
@@ -43,6 +44,7 @@ __all__ = [
     "sanitize_name",
     "str_literal",
     "float_literal",
+    "python_value",
     "PREC",
     "wrap",
     "deep_recursion",

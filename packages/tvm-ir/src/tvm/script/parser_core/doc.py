@@ -3,8 +3,9 @@
 * :class:`NameTable` gives IR objects (variables, buffers) unique, valid Python names
   derived from their name hints (``i``, ``i_1``, ``A_data``);
 * :class:`DocBuilder` collects indented lines;
-* literal helpers (:func:`str_literal`, :func:`float_literal`) and Python operator
-  precedences (:data:`PREC`) with :func:`wrap` to parenthesise a sub-expression.
+* literal helpers (:func:`str_literal`, :func:`float_literal`, :func:`python_value`) and
+  Python operator precedences (:data:`PREC`) with :func:`wrap` to parenthesise a
+  sub-expression.
 """
 
 from __future__ import annotations
@@ -12,13 +13,15 @@ from __future__ import annotations
 import keyword
 import math
 import re
-import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Optional
 
-__all__ = ["NameTable", "DocBuilder", "sanitize_name", "str_literal", "float_literal", "PREC",
-           "wrap", "deep_recursion"]
+from tvm.ffi import Object
+from tvm.ffi.structural import deep_recursion
+
+__all__ = ["NameTable", "DocBuilder", "sanitize_name", "str_literal", "float_literal",
+           "python_value", "PREC", "wrap", "deep_recursion"]
 
 _NOT_IDENT = re.compile(r"\W")
 _SUFFIX = re.compile(r"^(.*?)_(\d+)$")
@@ -138,6 +141,28 @@ def float_literal(value: float) -> str:
     return repr(float(value))
 
 
+def python_value(v: Any, item: Callable[[Any], str]) -> Optional[str]:
+    """Source text of a plain Python value (None, bool, int, float, str, or a list, tuple or
+    dict whose items ``item`` prints), or None when ``v`` is something else (an IR node)."""
+    if v is None or isinstance(v, bool):
+        return repr(v)
+    if isinstance(v, int) and not isinstance(v, Object):
+        return repr(int(v))
+    if isinstance(v, float):
+        text = float_literal(v)
+        return f"float({text})" if text.startswith('"') else text
+    if isinstance(v, str):
+        return str_literal(v)
+    if isinstance(v, list):
+        return "[" + ", ".join(item(x) for x in v) + "]"
+    if isinstance(v, tuple):
+        inner = ", ".join(item(x) for x in v)
+        return f"({inner},)" if len(v) == 1 else f"({inner})"
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{item(k)}: {item(x)}" for k, x in v.items()) + "}"
+    return None
+
+
 # Python operator precedences, loosest first.
 PREC = {
     "lambda": 0, "ifexp": 1, "or": 2, "and": 3, "not": 4, "compare": 5, "|": 6, "^": 7,
@@ -148,17 +173,3 @@ PREC = {
 def wrap(text: str, prec: int, need: int) -> str:
     """``text`` parenthesised when its precedence ``prec`` is below ``need``."""
     return f"({text})" if prec < need else text
-
-
-@contextmanager
-def deep_recursion(limit: int = 20000) -> Iterator[None]:
-    """Raise Python's recursion limit for a while: long chains of scoped statements (lets,
-    asserts) nest as deeply as they are long, in the parser and in the printer."""
-    old = sys.getrecursionlimit()
-    if old < limit:
-        sys.setrecursionlimit(limit)
-    try:
-        yield
-    finally:
-        if old < limit:
-            sys.setrecursionlimit(old)

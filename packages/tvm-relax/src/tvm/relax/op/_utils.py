@@ -6,14 +6,50 @@ from typing import Any, Optional, Sequence
 
 from tvm.tir.expr import IntImm, PrimExpr
 
-from ..expr import Call, ShapeExpr
-from ..struct_info import StructInfo, TensorStructInfo
-from .base import normalize_axis, op_error
+from ..expr import Call, DataTypeImm, Expr, PrimValue, ShapeExpr, StringImm
+from ..struct_info import ShapeStructInfo, StructInfo, TensorStructInfo
+from .base import arg_sinfo, normalize_axis, op_error
 
 __all__ = [
     "int_tuple", "opt_int_tuple", "axes_of", "out_tensor", "simplify_dims", "const_dim",
-    "check_float", "unique_axes",
+    "check_float", "unique_axes", "as_shape", "as_dtype", "as_prim", "as_string",
+    "infer_alloc_tensor",
 ]
+
+
+# -- leaf arguments given as Python values (allocation and memory operators) -----------------
+def as_shape(value: Any) -> Expr:
+    """A list or tuple of dimensions as a ShapeExpr; an expression as it is."""
+    return ShapeExpr(value) if isinstance(value, (list, tuple)) else value
+
+
+def as_dtype(value: Any) -> Expr:
+    """A dtype string as a DataTypeImm; an expression as it is."""
+    return DataTypeImm(value) if isinstance(value, str) else value
+
+
+def as_prim(value: Any) -> Expr:
+    """A Python int as a PrimValue; an expression as it is."""
+    return PrimValue(value) if isinstance(value, int) else value
+
+
+def as_string(value: Any) -> Expr:
+    """A Python str as a StringImm; an expression as it is."""
+    return StringImm(value) if isinstance(value, str) else value
+
+
+def infer_alloc_tensor(call: Call, shape_index: int, dtype_index: int) -> StructInfo:
+    """The tensor an allocation returns: argument ``shape_index`` is its shape,
+    ``dtype_index`` a DataTypeImm."""
+    shape = arg_sinfo(call, shape_index)
+    if not isinstance(shape, ShapeStructInfo):
+        raise op_error(call, "argument 'shape' must be a shape")
+    dtype = call.args[dtype_index]
+    if not isinstance(dtype, DataTypeImm):
+        raise op_error(call, "argument 'dtype' must be a DataTypeImm")
+    if shape.values is not None:
+        return TensorStructInfo(ShapeExpr(shape.values), dtype.value)
+    return TensorStructInfo(None, dtype.value, shape.ndim)
 
 
 def int_tuple(value: Any, n: Optional[int], what: str) -> tuple:

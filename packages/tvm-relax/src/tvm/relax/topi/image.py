@@ -1,7 +1,9 @@
-"""2-d resize (nearest, linear, cubic) with ONNX/TVM coordinate transformation modes."""
+"""Resize over 1, 2 or 3 spatial axes (nearest, linear, cubic) with ONNX/TVM coordinate
+transformation modes, and ``grid_sample``."""
 
 from __future__ import annotations
 
+import itertools
 from typing import Any, Optional, Sequence
 
 from tvm import te, tir
@@ -10,7 +12,7 @@ from tvm.tir.expr import GE, IntImm, LT, Max, Min, PrimExpr, Select
 from ._util import cast, int64, is_float
 from .nn import Layout
 
-__all__ = ["resize2d", "source_coordinate", "COORDINATE_MODES", "ROUNDING_METHODS"]
+__all__ = ["resize", "resize2d", "source_coordinate", "COORDINATE_MODES", "ROUNDING_METHODS"]
 
 COORDINATE_MODES = (
     "half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel", "tf_half_pixel_for_nn",
@@ -68,19 +70,24 @@ def _cubic_weight(d: PrimExpr, a: float) -> PrimExpr:
     return Select(tir.LE(d, one), near, Select(LT(d, two), far, cast(0, ft)))
 
 
-def resize2d(
+def resize(
     data: te.Tensor, size: Sequence[Any], layout: str = "NCHW", method: str = "linear",
     coordinate_transformation_mode: str = "half_pixel", rounding_method: str = "round",
     cubic_alpha: float = -0.5, cubic_exclude: int = 0, out_dtype: Optional[str] = None,
 ) -> te.Tensor:
-    """``data`` resampled to spatial ``size`` (out_h, out_w) of ``layout``."""
+    """``data`` resampled to ``size`` (one output length per spatial letter of ``layout``,
+    in layout order: (w,), (h, w) or (d, h, w))."""
     dl = Layout(layout)
     dims = dl.dims(data.shape)
-    in_hw = [dims["H"], dims["W"]]
-    out_hw = [int64(s) for s in size]
+    spatial = dl.spatial
+    if len(size) != len(spatial):
+        raise ValueError(f"resize: size {list(size)} must have one value per spatial axis of "
+                         f"{layout!r}")
+    n_in = [dims[c] for c in spatial]
+    n_out = [int64(s) for s in size]
     out_dtype = out_dtype if out_dtype and out_dtype != "void" else data.dtype
     ft = data.dtype if is_float(data.dtype) else "float32"
-    shape = tuple(dl.index({**dims, "H": out_hw[0], "W": out_hw[1]}))
+    shape = tuple(dl.index({**dims, **dict(zip(spatial, n_out))}))
     mode = coordinate_transformation_mode
 
     def finish(value: PrimExpr) -> PrimExpr:
@@ -88,43 +95,44 @@ def resize2d(
             value = tir.op.nearbyint(value)
         return cast(value, out_dtype)
 
-    def load(o: dict, y: PrimExpr, x: PrimExpr) -> PrimExpr:
-        return cast(data(*dl.index({**o, "H": y, "W": x})), ft)
-
-    def coords(o: dict) -> list:
-        return [source_coordinate(o[c], in_hw[k], out_hw[k], mode, ft) for k, c in enumerate("HW")]
-
     if method == "nearest_neighbor":
         def f(*idx: Any) -> PrimExpr:
             o = dl.split(idx)
-            y, x = (_clamp(cast(_round(c, rounding_method), "int64"), in_hw[k])
-                    for k, c in enumerate(coords(o)))
-            return cast(data(*dl.index({**o, "H": y, "W": x})), out_dtype)
+            pos = {c: _clamp(cast(_round(source_coordinate(o[c], n_in[k], n_out[k], mode, ft),
+                                         rounding_method), "int64"), n_in[k])
+                   for k, c in enumerate(spatial)}
+            return cast(data(*dl.index({**o, **pos})), out_dtype)
 
         return te.compute(shape, f, name="resize")
 
     if method not in ("linear", "cubic"):
         raise ValueError(f"unknown resize method {method!r}")
-    # Per-axis tap tables (position and weight of each tap of each output row/column), then
-    # a weighted sum of the 2 x 2 (linear) or 4 x 4 (cubic) taps.
+    # Per-axis tap tables (position and weight of each tap of each output position), then a
+    # weighted sum over the 2 (linear) or 4 (cubic) taps of every spatial axis.
     ntaps = 2 if method == "linear" else 4
     tables = [
-        _tap_tables(c, in_hw[k], out_hw[k], mode, ft, method, cubic_alpha, cubic_exclude)
-        for k, c in enumerate("HW")
+        _tap_tables(c, n_in[k], n_out[k], mode, ft, method, cubic_alpha, cubic_exclude)
+        for k, c in enumerate(spatial)
     ]
 
     def f(*idx: Any) -> PrimExpr:
         o = dl.split(idx)
-        (py, wy), (px, wx) = tables
         total = None
-        for a in range(ntaps):
-            for b in range(ntaps):
-                ta, tb = IntImm("int64", a), IntImm("int64", b)
-                term = load(o, py(o["H"], ta), px(o["W"], tb)) * wy(o["H"], ta) * wx(o["W"], tb)
-                total = term if total is None else total + term
+        for taps in itertools.product(range(ntaps), repeat=len(spatial)):
+            pos, weight = {}, None
+            for (tpos, twt), c, t in zip(tables, spatial, taps):
+                ti = IntImm("int64", t)
+                pos[c] = tpos(o[c], ti)
+                weight = twt(o[c], ti) if weight is None else weight * twt(o[c], ti)
+            term = cast(data(*dl.index({**o, **pos})), ft) * weight
+            total = term if total is None else total + term
         return finish(total)
 
     return te.compute(shape, f, name="resize")
+
+
+#: the 2-d case (``size`` = (out_h, out_w)), under its historical name
+resize2d = resize
 
 
 def _tap_tables(axis: str, n_in: PrimExpr, n_out: PrimExpr, mode: str, ft: str, method: str,

@@ -1,4 +1,4 @@
-"""Helpers shared by the graph passes: purity, variable uses, per-function application."""
+"""Helpers shared by the Relax passes: purity, variable uses, per-function application."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ from typing import Any, Callable, Optional
 from tvm.ir.base import GlobalVar
 from tvm.ir.module import IRModule
 from tvm.ir.op import Op
+from tvm.ir.transform import ModulePass, PassContext, module_pass
 
 from ..expr import Call, ExternFunc, Function, Var
-from ..expr_functor import ExprVisitor
+from ..expr_functor import ExprMutator, ExprVisitor
 from ..struct_info import FuncStructInfo, StructInfo, TensorStructInfo, TupleStructInfo
 
 __all__ = [
@@ -17,7 +18,9 @@ __all__ = [
     "contains_impure_call",
     "VarUses",
     "count_uses",
+    "relax_functions",
     "map_relax_functions",
+    "mutator_pass",
     "skip_function",
 ]
 
@@ -108,17 +111,44 @@ def count_uses(expr: Any) -> dict[int, int]:
     return uses.counts
 
 
-def map_relax_functions(
-    mod: IRModule, fn: Callable[[Function, GlobalVar], Function], include_skipped: bool = False
-) -> IRModule:
-    """Apply ``fn(func, gv)`` to every Relax function; the same module if nothing changed."""
-    updates = {}
+def relax_functions(
+    mod: IRModule, include_skipped: bool = False,
+    skip: Optional[Callable[[Function], bool]] = None,
+) -> list[tuple[GlobalVar, Function]]:
+    """The Relax functions of ``mod`` that have a body, minus those handed to external code
+    generators (unless ``include_skipped``) and those ``skip`` rejects."""
+    out = []
     for gv, func in mod.items():
         if not isinstance(func, Function) or func.body is None:
             continue
-        if not include_skipped and skip_function(func):
+        if (not include_skipped and skip_function(func)) or (skip is not None and skip(func)):
             continue
+        out.append((gv, func))
+    return out
+
+
+def map_relax_functions(
+    mod: IRModule, fn: Callable[[Function, GlobalVar], Optional[Function]],
+    include_skipped: bool = False, skip: Optional[Callable[[Function], bool]] = None,
+) -> IRModule:
+    """Apply ``fn(func, gv)`` to each of :func:`relax_functions`; a result of None or
+    ``func`` itself keeps the function; the same module if nothing changed."""
+    updates = {}
+    for gv, func in relax_functions(mod, include_skipped, skip):
         new = fn(func, gv)
-        if new is not func:
+        if new is not None and new is not func:
             updates[gv] = new
     return mod.with_functions(updates) if updates else mod
+
+
+def mutator_pass(name: str, make_mutator: Callable[[IRModule], ExprMutator],
+                 opt_level: int = 0) -> ModulePass:
+    """A module pass rewriting every Relax function with ``make_mutator(mod)`` (one mutator
+    per module run, so it may share state across the module's functions)."""
+
+    @module_pass(opt_level=opt_level, name=name)
+    def run(mod: IRModule, ctx: PassContext) -> IRModule:
+        mutator = make_mutator(mod)
+        return map_relax_functions(mod, lambda func, gv: mutator.visit_expr(func))
+
+    return run

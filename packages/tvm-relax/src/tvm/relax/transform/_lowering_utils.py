@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
-from tvm.ir.base import GlobalVar
 from tvm.ir.module import IRModule
 
 from ..expr import (
@@ -12,7 +11,6 @@ from ..expr import (
     Constant,
     Expr,
     Function,
-    SeqExpr,
     Tuple,
     TupleGetItem,
     Var,
@@ -22,9 +20,7 @@ from ..expr_functor import ExprMutator
 __all__ = [
     "value_inputs",
     "substitute_vars",
-    "relax_functions",
     "is_primitive",
-    "update_functions",
 ]
 
 
@@ -71,26 +67,3 @@ def substitute_vars(expr: Expr, remap: dict, mod: Optional[IRModule] = None) -> 
 def is_primitive(func: Any) -> bool:
     return isinstance(func, Function) and bool(func.attrs and func.attrs.get("Primitive"))
 
-
-def relax_functions(
-    mod: IRModule, skip: Callable[[Function], bool] = lambda f: False
-) -> list[tuple[GlobalVar, Function]]:
-    """The Relax functions with bodies of ``mod`` (minus those ``skip`` rejects)."""
-    out = []
-    for gv, func in mod.items():
-        if isinstance(func, Function) and isinstance(func.body, SeqExpr) and not skip(func):
-            if func.attrs and (func.attrs.get("Codegen") or func.attrs.get("Composite")):
-                continue
-            out.append((gv, func))
-    return out
-
-
-def update_functions(mod: IRModule, fn: Callable[[Function, GlobalVar], Function],
-                     skip: Callable[[Function], bool] = lambda f: False) -> IRModule:
-    """Apply ``fn`` to each Relax function; the same module when nothing changed."""
-    updates = {}
-    for gv, func in relax_functions(mod, skip):
-        new = fn(func, gv)
-        if new is not func:
-            updates[gv] = new
-    return mod.with_functions(updates) if updates else mod

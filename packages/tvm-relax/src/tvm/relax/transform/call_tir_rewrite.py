@@ -17,16 +17,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from tvm.ir.module import IRModule
 from tvm.ir.op import Op
-from tvm.ir.transform import PassContext, module_pass
 
 from ..errors import RelaxError
 from ..expr import Call, PrimValue, ShapeExpr, Tuple, Var, VarBinding
 from ..expr_functor import ExprMutator
 from ..op.builtin import alloc_tensor
 from ..struct_info import ObjectStructInfo, TensorStructInfo, TupleStructInfo
-from ._lowering_utils import relax_functions
+from ._graph_utils import mutator_pass
 
 __all__ = ["CallTIRRewrite"]
 
@@ -81,14 +79,4 @@ class _Rewriter(ExprMutator):
 def CallTIRRewrite() -> Any:  # noqa: N802 - pass constructors are CamelCase
     """The pass (see the module docstring); run it after ToNonDataflow."""
 
-    @module_pass(opt_level=0, name="CallTIRRewrite")
-    def run(mod: IRModule, ctx: PassContext) -> IRModule:
-        mutator = _Rewriter(mod)
-        updates = {}
-        for gv, func in relax_functions(mod):
-            new = mutator.visit_expr(func)
-            if new is not func:
-                updates[gv.name_hint] = new
-        return mod.with_functions(updates) if updates else mod
-
-    return run
+    return mutator_pass("CallTIRRewrite", _Rewriter)

@@ -36,7 +36,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from tvm.ffi import structural_equal, structural_hash
+from tvm.ffi import StructuralMap
 from tvm.ffi.dtype import to_numpy_dtype
 from tvm.ir.base import GlobalVar
 from tvm.ir.module import IRModule
@@ -63,7 +63,7 @@ from ..expr import (
 from ..expr_functor import ExprMutator
 from ..struct_info import TensorStructInfo, TupleStructInfo
 from ._graph_utils import map_relax_functions
-from .numpy_eval import NumpyEvalError, evaluate_with_numpy
+from .numpy_eval import NumpyEvalError, constant_value, evaluate_with_numpy
 
 __all__ = ["FoldConstant", "fold_constant", "llvm_available", "DEFAULT_MAX_ELEMENTS"]
 
@@ -106,21 +106,6 @@ def _has_tensor(expr: Any) -> bool:
     return isinstance(expr, Tuple) and any(_has_tensor(f) for f in expr.fields)
 
 
-def _to_value(expr: Any) -> Any:
-    """A constant leaf as a numpy value (tuples of ints for shapes)."""
-    if isinstance(expr, Constant):
-        return expr.data
-    if isinstance(expr, ShapeExpr):
-        return tuple(int(v.value) for v in expr.values)
-    if isinstance(expr, PrimValue):
-        return expr.value.value
-    if isinstance(expr, (DataTypeImm, StringImm)):
-        return expr.value
-    if isinstance(expr, Tuple):
-        return tuple(_to_value(f) for f in expr.fields)
-    raise _CannotEvaluate(f"not a constant: {type(expr).__name__}")
-
-
 def _result_elements(sinfo: Any) -> Optional[int]:
     """Total elements of a static tensor (tuple) StructInfo, None if not static tensors."""
     if isinstance(sinfo, TupleStructInfo):
@@ -140,32 +125,16 @@ def _as_constant(value: Any, sinfo: Any) -> Expr:
 
 
 # -- the llvm route ---------------------------------------------------------------------------
-class _CompiledCache:
-    """PrimFunc -> compiled ``main`` (structurally equal PrimFuncs share one build)."""
-
-    def __init__(self, size: int = 256):
-        self.size = size
-        self.entries: dict[int, list[tuple[PrimFunc, Any]]] = {}
-        self.count = 0
-
-    def get(self, func: PrimFunc) -> Any:
-        func = func.without_attr("global_symbol")
-        key = structural_hash(func)
-        for cached, fn in self.entries.get(key, []):
-            if structural_equal(cached, func):
-                return fn
-        from tvm.tir.build import build
-
-        fn = build(func, target="llvm", name="main")["main"]
-        if self.count >= self.size:
-            self.entries.clear()
-            self.count = 0
-        self.entries.setdefault(key, []).append((func, fn))
-        self.count += 1
-        return fn
+# PrimFunc -> compiled ``main``: structurally equal PrimFuncs (the same operator on the same
+# shapes, folded again in another function or build) share one compilation.
+_COMPILED: StructuralMap[Any] = StructuralMap(max_size=256)
 
 
-_COMPILED = _CompiledCache()
+def _compiled(func: PrimFunc) -> Any:
+    from tvm.tir.build import build
+
+    func = func.without_attr("global_symbol")
+    return _COMPILED.get_or_add(func, lambda: build(func, target="llvm", name="main")["main"])
 
 
 def _run_prim_func(func: PrimFunc, inputs: list[Any], out_sinfo: Any, scalars: list[int]) -> Any:
@@ -179,7 +148,7 @@ def _run_prim_func(func: PrimFunc, inputs: list[Any], out_sinfo: Any, scalars: l
             raise _CannotEvaluate("call_tir output of unknown shape")
         outs.append(runtime.empty(shape, s.dtype))
     args = [runtime.tensor(np.asarray(a, order="C")) for a in inputs]
-    _COMPILED.get(func)(*args, *outs, *scalars)
+    _compiled(func)(*args, *outs, *scalars)
     values = [o.numpy() for o in outs]
     return tuple(values) if isinstance(out_sinfo, TupleStructInfo) else values[0]
 
@@ -209,7 +178,7 @@ class _LegalizedInterpreter:
                 raise _CannotEvaluate(f"{expr.op.name} was not legalized")
             return value
         if _is_constant_leaf(expr):
-            return _to_value(expr)
+            return constant_value(expr)
         raise _CannotEvaluate(f"cannot evaluate {type(expr).__name__}")
 
     def call_tir(self, call: Call) -> Any:
@@ -324,8 +293,8 @@ class _Folder(ExprMutator):
                 )
         if self.numpy_fallback:
             try:
-                return evaluate_with_numpy(call, [_to_value(a) for a in call.args])
-            except (NumpyEvalError, _CannotEvaluate):
+                return evaluate_with_numpy(call, [constant_value(a) for a in call.args])
+            except NumpyEvalError:
                 return None
         return None
 

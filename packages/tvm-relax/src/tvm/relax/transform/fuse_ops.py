@@ -44,6 +44,7 @@ from ..expr import (
     Call,
     DataflowBlock,
     DataflowVar,
+    Function,
     If,
     MatchCast,
     PrimValue,
@@ -55,7 +56,8 @@ from ..expr import (
     VarBinding,
 )
 from ..struct_info import TensorStructInfo
-from ._lowering_utils import is_primitive, relax_functions, substitute_vars, value_inputs
+from ._graph_utils import relax_functions
+from ._lowering_utils import is_primitive, substitute_vars, value_inputs
 from .annotate_tir_op_pattern import OpPatternKind, op_pattern_of, prim_func_pattern
 
 __all__ = ["FuseOps", "partition_block", "binding_pattern"]
@@ -353,6 +355,7 @@ class _BlockFuser:
     def __init__(self, mod: IRModule, max_depth: int):
         self.mod = mod
         self.max_depth = max_depth
+        self.next_suffix: dict[str, int] = {}  # name -> first suffix not tried yet
 
     def fuse_seq(self, seq: SeqExpr) -> SeqExpr:
         blocks, changed = [], False
@@ -468,10 +471,13 @@ class _BlockFuser:
             p = Var(hint, v.struct_info)
             params.append(p)
             remap[v] = p
-        unique, k = name, 1
-        while unique in self.mod:
+        unique, k = name, self.next_suffix.get(name, 0)
+        if k:
             unique = f"{name}{k}"
+        while unique in self.mod:
             k += 1
+            unique = f"{name}{k}"
+        self.next_suffix[name] = k + 1
         name = unique
         fbb = BlockBuilder(self.mod)
         out_ids = {id(v) for v in outputs}
@@ -520,6 +526,11 @@ def _topological_units(units: list[list[int]], nodes: list[_Node],
     return order
 
 
+def _not_fusable(func: Function) -> bool:
+    """Primitive functions (already a group) and bodies not in normal form are left alone."""
+    return is_primitive(func) or not isinstance(func.body, SeqExpr)
+
+
 def FuseOps(fuse_opt_level: int = -1, max_fuse_depth: int = 256) -> Any:  # noqa: N802
     """The fusion pass (see the module docstring).
 
@@ -536,7 +547,7 @@ def FuseOps(fuse_opt_level: int = -1, max_fuse_depth: int = 256) -> Any:  # noqa
             return mod
         fuser = _BlockFuser(mod, max_fuse_depth)
         updates = {}
-        for gv, func in relax_functions(mod, skip=is_primitive):
+        for gv, func in relax_functions(mod, skip=_not_fusable):
             body = fuser.fuse_seq(func.body)
             if body is not func.body:
                 updates[gv.name_hint] = func.with_fields(body=body)

@@ -12,7 +12,8 @@ buffers replaced (inputs by the buffers of the values passed, outputs by new buf
 symbolic shape variables unified with the caller's; values passed between the calls become
 ``alloc_buffers`` of the root block; loop and block variables are renamed so that a PrimFunc
 called twice stays well defined, and block names are made unique.  Callers then
-``call_tir`` the fused PrimFunc.  A primitive function FuseTIR cannot merge (non-tensor
+``call_tir`` the fused PrimFunc; fused PrimFuncs that are structurally equal (the same
+layer repeated) are kept once, under the first one's name.  A primitive function FuseTIR cannot merge (non-tensor
 parameters, a result that is a parameter, an operator that was not legalized) is left as a
 Relax function.  PrimFuncs no longer called are removed.
 """
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from tvm.ffi import StructuralMap
 from tvm.ir.base import GlobalVar
 from tvm.ir.module import IRModule
 from tvm.ir.op import Op
@@ -40,7 +42,8 @@ from ..expr import Call, Function, MatchCast, ShapeExpr, Tuple, TupleGetItem, Va
 from ..expr_functor import ExprMutator
 from ..op.call import call_tir
 from ..struct_info import TensorStructInfo, TupleStructInfo
-from ._lowering_utils import is_primitive, relax_functions
+from ._graph_utils import map_relax_functions
+from ._lowering_utils import is_primitive
 from .annotate_tir_op_pattern import prim_func_pattern
 
 __all__ = ["FuseTIR", "fuse_primitive_function"]
@@ -321,27 +324,37 @@ def FuseTIR() -> Any:  # noqa: N802 - pass constructors are CamelCase
         fused: dict[str, tuple[Function, list[TirVar]]] = {}
         gvs: dict[str, GlobalVar] = {}
         inner: set[str] = set()
+        # Repeated layers give structurally equal primitive functions: fuse the first only.
+        # Distinct ones may still fuse to equal PrimFuncs: keep one of those too.
+        by_function: StructuralMap[str] = StructuralMap()
+        by_prim: StructuralMap[GlobalVar] = StructuralMap()
         out = mod
         for gv, func in list(mod.items()):
             if not is_primitive(func):
                 continue
+            name = gv.name_hint
+            first = by_function.get(func)
+            if first is not None:
+                fused[name], gvs[name] = fused[first], gvs[first]
+                out = out.without_function(gv)
+                continue
             try:
-                prim, extra = _Fuser(mod, func, gv.name_hint).run()
+                prim, extra = _Fuser(mod, func, name).run()
             except _Unfusable:
                 continue
-            fused[gv.name_hint] = (func, extra)
+            by_function[func] = name
+            fused[name] = (func, extra)
             inner.update(g.name_hint for g in all_global_vars(func))
-            gvs[gv.name_hint] = GlobalVar(gv.name_hint)
-            out = out.without_function(gv).with_function(gvs[gv.name_hint], prim)
+            out = out.without_function(gv)
+            kept = by_prim.get(prim)
+            if kept is None:
+                kept = by_prim[prim] = GlobalVar(name)
+                out = out.with_function(kept, prim)
+            gvs[name] = kept
         if not fused:
             return mod
         rewriter = _CallRewriter(out, fused, gvs)
-        updates = {}
-        for gv, func in relax_functions(out):
-            new = rewriter.visit_expr(func)
-            if new is not func:
-                updates[gv.name_hint] = new
-        out = out.with_functions(updates) if updates else out
+        out = map_relax_functions(out, lambda func, gv: rewriter.visit_expr(func))
         return _drop_unused(out, inner)
 
     return fuse_tir

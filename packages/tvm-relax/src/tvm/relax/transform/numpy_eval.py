@@ -23,7 +23,7 @@ import numpy as np
 from tvm.ffi.dtype import to_numpy_dtype
 
 from ..analysis.struct_info_analysis import get_static_shape
-from ..expr import Call
+from ..expr import Call, Constant, DataTypeImm, PrimValue, ShapeExpr, StringImm, Tuple
 from ..struct_info import TensorStructInfo, TupleStructInfo
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "get_numpy_evaluator",
     "evaluate_with_numpy",
     "NumpyEvalError",
+    "constant_value",
     "run_function_with_numpy",
 ]
 
@@ -57,6 +58,23 @@ def register_numpy_evaluator(*names: str, override: bool = False) -> Callable[[E
 
 def get_numpy_evaluator(name: str) -> Optional[Evaluator]:
     return _TABLE.get(name)
+
+
+def constant_value(expr: Any) -> Any:
+    """The value of a constant leaf as evaluators take it: a tensor ``Constant`` as its
+    array, a ``ShapeExpr`` of immediates as a tuple of ints, a ``PrimValue`` as a number, a
+    dtype or string immediate as its string, a ``Tuple`` of these as a tuple."""
+    if isinstance(expr, Constant):
+        return expr.data
+    if isinstance(expr, ShapeExpr) and all(hasattr(v, "value") for v in expr.values):
+        return tuple(int(v.value) for v in expr.values)
+    if isinstance(expr, PrimValue) and hasattr(expr.value, "value"):
+        return expr.value.value
+    if isinstance(expr, (DataTypeImm, StringImm)):
+        return expr.value
+    if isinstance(expr, Tuple):
+        return tuple(constant_value(f) for f in expr.fields)
+    raise NumpyEvalError(f"cannot evaluate {type(expr).__name__} with numpy")
 
 
 def _conform(value: Any, sinfo: Any, name: str) -> Any:
@@ -373,15 +391,7 @@ def run_function_with_numpy(func: Any, *inputs: Any) -> Any:
     Handles operator calls with a numpy evaluator, tuples, tuple lookups, constants, shapes
     and scalars, and ``match_cast`` (taken as the value); not calls of other functions.
     """
-    from ..expr import (
-        Constant,
-        PrimValue,
-        SeqExpr,
-        ShapeExpr,
-        Tuple,
-        TupleGetItem,
-        Var,
-    )
+    from ..expr import SeqExpr, TupleGetItem, Var
 
     if len(inputs) != len(func.params):
         raise TypeError(f"the function takes {len(func.params)} input(s), got {len(inputs)}")
@@ -390,12 +400,6 @@ def run_function_with_numpy(func: Any, *inputs: Any) -> Any:
     def ev(expr: Any) -> Any:
         if isinstance(expr, Var):
             return env[id(expr)]
-        if isinstance(expr, Constant):
-            return expr.data
-        if isinstance(expr, ShapeExpr):
-            return tuple(int(v.value) for v in expr.values)
-        if isinstance(expr, PrimValue):
-            return expr.value.value
         if isinstance(expr, Tuple):
             return tuple(ev(f) for f in expr.fields)
         if isinstance(expr, TupleGetItem):
@@ -410,6 +414,6 @@ def run_function_with_numpy(func: Any, *inputs: Any) -> Any:
             if value is None:
                 raise NumpyEvalError(f"no numpy evaluator for {getattr(expr.op, 'name', expr.op)}")
             return value
-        raise NumpyEvalError(f"cannot evaluate {type(expr).__name__} with numpy")
+        return constant_value(expr)
 
     return ev(func.body)

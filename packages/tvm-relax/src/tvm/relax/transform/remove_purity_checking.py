@@ -9,13 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from tvm.ir.module import IRModule
 from tvm.ir.op import Op
-from tvm.ir.transform import PassContext, module_pass
 
 from ..expr import Call, ExternFunc, Function
 from ..expr_functor import ExprMutator
-from ._lowering_utils import relax_functions
+from ._graph_utils import mutator_pass
 
 __all__ = ["RemovePurityChecking"]
 
@@ -39,14 +37,4 @@ class _Unwrap(ExprMutator):
 def RemovePurityChecking() -> Any:  # noqa: N802 - pass constructors are CamelCase
     """The pass (see the module docstring)."""
 
-    @module_pass(opt_level=0, name="RemovePurityChecking")
-    def run(mod: IRModule, ctx: PassContext) -> IRModule:
-        mutator = _Unwrap(mod)
-        updates = {}
-        for gv, func in relax_functions(mod):
-            new = mutator.visit_expr(func)
-            if new is not func:
-                updates[gv.name_hint] = new
-        return mod.with_functions(updates) if updates else mod
-
-    return run
+    return mutator_pass("RemovePurityChecking", _Unwrap)

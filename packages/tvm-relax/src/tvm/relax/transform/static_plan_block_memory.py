@@ -53,7 +53,7 @@ from ..expr import (
 )
 from ..struct_info import ObjectStructInfo
 from ..vm import memory_ops
-from ._lowering_utils import relax_functions
+from ._graph_utils import map_relax_functions
 
 __all__ = ["StaticPlanBlockMemory", "memory_plan_report", "plan_function"]
 
@@ -280,12 +280,7 @@ def StaticPlanBlockMemory() -> Any:  # noqa: N802 - pass constructors are CamelC
 
     @module_pass(opt_level=0, name="StaticPlanBlockMemory")
     def run(mod: IRModule, ctx: PassContext) -> IRModule:
-        updates = {}
-        for gv, func in relax_functions(mod):
-            new = plan_function(func, mod)
-            if new is not func:
-                updates[gv.name_hint] = new
-        return mod.with_functions(updates) if updates else mod
+        return map_relax_functions(mod, lambda func, gv: plan_function(func, mod))
 
     return run
 

@@ -10,11 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from tvm.ir.module import IRModule
-from tvm.ir.transform import PassContext, module_pass
 
 from ..expr import BindingBlock, DataflowBlock, DataflowVar, Function, Var
 from ..expr_functor import ExprMutator
-from ._lowering_utils import relax_functions
+from ._graph_utils import mutator_pass
 
 __all__ = ["ToNonDataflow", "to_non_dataflow"]
 
@@ -43,14 +42,4 @@ def to_non_dataflow(func: Function, mod: IRModule | None = None) -> Function:
 def ToNonDataflow() -> Any:  # noqa: N802 - pass constructors are CamelCase
     """The pass converting every Relax function (see the module docstring)."""
 
-    @module_pass(opt_level=0, name="ToNonDataflow")
-    def run(mod: IRModule, ctx: PassContext) -> IRModule:
-        mutator = _ToNonDataflow(mod)
-        updates = {}
-        for gv, func in relax_functions(mod):
-            new = mutator.visit_expr(func)
-            if new is not func:
-                updates[gv.name_hint] = new
-        return mod.with_functions(updates) if updates else mod
-
-    return run
+    return mutator_pass("ToNonDataflow", _ToNonDataflow)

@@ -27,7 +27,7 @@ from ..expr import Call, DataTypeImm, ExternFunc, PrimValue, ShapeExpr, StringIm
 from ..expr_functor import ExprMutator
 from ..struct_info import ObjectStructInfo, ShapeStructInfo
 from ..vm import memory_ops
-from ._lowering_utils import relax_functions
+from ._graph_utils import map_relax_functions
 
 __all__ = ["VMBuiltinLower"]
 
@@ -98,12 +98,11 @@ def VMBuiltinLower() -> Any:  # noqa: N802 - pass constructors are CamelCase
     @module_pass(opt_level=0, name="VMBuiltinLower")
     def run(mod: IRModule, ctx: PassContext) -> IRModule:
         mutator = _Lower(mod)
-        updates = {}
-        for gv, func in relax_functions(mod):
+
+        def lower(func: Any, gv: Any) -> Any:
             mutator.where = f"@{gv.name_hint}"
-            new = mutator.visit_expr(func)
-            if new is not func:
-                updates[gv.name_hint] = new
-        return mod.with_functions(updates) if updates else mod
+            return mutator.visit_expr(func)
+
+        return map_relax_functions(mod, lower)
 
     return run

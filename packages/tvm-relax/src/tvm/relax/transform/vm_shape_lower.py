@@ -54,7 +54,7 @@ from ..struct_info import (
     TensorStructInfo,
     TupleStructInfo,
 )
-from ._lowering_utils import relax_functions
+from ._graph_utils import map_relax_functions
 
 __all__ = ["VMShapeLower", "CHECK_BUILTINS"]
 
@@ -230,11 +230,6 @@ def VMShapeLower() -> Any:  # noqa: N802 - pass constructors are CamelCase
 
     @module_pass(opt_level=0, name="VMShapeLower")
     def run(mod: IRModule, ctx: PassContext) -> IRModule:
-        updates = {}
-        for gv, func in relax_functions(mod):
-            new = lower_function(func, gv.name_hint)
-            if new is not None:
-                updates[gv.name_hint] = new
-        return mod.with_functions(updates) if updates else mod
+        return map_relax_functions(mod, lambda func, gv: lower_function(func, gv.name_hint))
 
     return run

@@ -14,15 +14,12 @@ from __future__ import annotations
 
 from typing import Any, Sequence, Union
 
-from ..expr import Call, DataTypeImm, Expr, PrimValue, ShapeExpr, StringImm
+from ..expr import Call, DataTypeImm, Expr
+from ..op._utils import as_dtype, as_prim, as_shape, as_string, infer_alloc_tensor
 from ..op.base import arg_sinfo, make_call, op_error, register_op
-from ..struct_info import ObjectStructInfo, ShapeStructInfo, StructInfo, TensorStructInfo
+from ..struct_info import ObjectStructInfo, ShapeStructInfo, StructInfo
 
 __all__ = ["alloc_storage", "alloc_tensor", "kill_storage", "kill_tensor"]
-
-
-def _shape(value: Union[Expr, Sequence[Any]]) -> Expr:
-    return ShapeExpr(value) if isinstance(value, (list, tuple)) else value
 
 
 @register_op(
@@ -37,14 +34,9 @@ def alloc_storage(
     dtype: Union[str, Expr] = "uint8",
 ) -> Call:
     """An untyped storage of ``size`` bytes (``size`` is a 1-d shape, e.g. ``[4096]``)."""
-    if isinstance(virtual_device_index, int):
-        virtual_device_index = PrimValue(virtual_device_index)
-    if isinstance(storage_scope, str):
-        storage_scope = StringImm(storage_scope)
-    if isinstance(dtype, str):
-        dtype = DataTypeImm(dtype)
-    return make_call("relax.memory.alloc_storage",
-                     [_shape(size), virtual_device_index, storage_scope, dtype])
+    return make_call("relax.memory.alloc_storage", [
+        as_shape(size), as_prim(virtual_device_index), as_string(storage_scope), as_dtype(dtype),
+    ])
 
 
 @alloc_storage.infer
@@ -68,24 +60,13 @@ def alloc_tensor(
     dtype: Union[str, Expr],
 ) -> Call:
     """A tensor of ``shape``/``dtype`` at byte ``offset`` in ``storage``."""
-    if isinstance(offset, int):
-        offset = PrimValue(offset)
-    if isinstance(dtype, str):
-        dtype = DataTypeImm(dtype)
-    return make_call("relax.memory.alloc_tensor", [storage, offset, _shape(shape), dtype])
+    return make_call("relax.memory.alloc_tensor",
+                     [storage, as_prim(offset), as_shape(shape), as_dtype(dtype)])
 
 
 @alloc_tensor.infer
 def _infer_alloc_tensor(call: Call, ctx: Any) -> StructInfo:
-    shape = arg_sinfo(call, 2)
-    if not isinstance(shape, ShapeStructInfo):
-        raise op_error(call, "argument 'shape' must be a shape")
-    dtype = call.args[3]
-    if not isinstance(dtype, DataTypeImm):
-        raise op_error(call, "argument 'dtype' must be a DataTypeImm")
-    if shape.values is not None:
-        return TensorStructInfo(ShapeExpr(shape.values), dtype.value)
-    return TensorStructInfo(None, dtype.value, shape.ndim)
+    return infer_alloc_tensor(call, 2, 3)
 
 
 @register_op("relax.memory.kill_storage", inputs=("storage",), purity=False,

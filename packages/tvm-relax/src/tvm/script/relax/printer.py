@@ -35,7 +35,8 @@ from tvm.relax.struct_info import (
 )
 from tvm.script.ir.metadata import MetadataTable
 from tvm.script.parser_core import (
-    PREC, DocBuilder, NameTable, deep_recursion, float_literal, sanitize_name, str_literal,
+    PREC, DocBuilder, NameTable, deep_recursion, float_literal, python_value, sanitize_name,
+    str_literal,
 )
 from tvm.script.tir.printer_expr import ExprPrinter
 from tvm.tir.expr import IntImm, PrimExpr, SizeVar, Var as TirVar
@@ -492,22 +493,9 @@ class FunctionPrinter:
 
     def value(self, v: Any) -> str:
         """An attribute value (function attributes, operator attributes)."""
-        if v is None or isinstance(v, bool):
-            return repr(v)
-        if isinstance(v, int) and not isinstance(v, Object):
-            return repr(int(v))
-        if isinstance(v, float):
-            text = float_literal(v)
-            return f"float({text})" if text.startswith('"') else text
-        if isinstance(v, str):
-            return str_literal(v)
-        if isinstance(v, list):
-            return "[" + ", ".join(self.value(x) for x in v) + "]"
-        if isinstance(v, tuple):
-            inner = ", ".join(self.value(x) for x in v)
-            return f"({inner},)" if len(v) == 1 else f"({inner})"
-        if isinstance(v, dict):
-            return "{" + ", ".join(f"{self.value(k)}: {self.value(x)}" for k, x in v.items()) + "}"
+        text = python_value(v, self.value)
+        if text is not None:
+            return text
         if isinstance(v, StructInfo):
             return self.sinfo(v)
         if isinstance(v, (Expr, GlobalVar)):

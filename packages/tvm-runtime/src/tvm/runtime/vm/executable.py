@@ -10,11 +10,17 @@ segments) and :func:`tvm.runtime.load_module` recognises an executable by the tr
 The program blob is::
 
     "TVMVMPRG"  u32 version  u32 n  [n bytes of UTF-8 JSON]  zero padding to 64  [constants]
+        [embedded kernel module]
 
 The JSON holds the functions (:mod:`.bytecode`), the constant table (dtype, shape, byte
 offset and size of each constant in the raw section), the kernel names the program calls,
-the target and free-form ``stats``.  No pickle: a file is read without running its code
-(except the kernels themselves, which the shared library is).
+the target and free-form ``stats``.  GPU kernels are not a shared library but a device
+module (host programs plus kernel source, :mod:`tvm.runtime.device_module`): its exported
+file travels inside the blob, after the constants, described by the JSON's
+``kernel_module`` entry (``format`` = the module's file suffix such as ``clmod``, ``offset``,
+``nbytes``, ``device_type``), and the shared-library part is empty; such a program has
+version 2.  No pickle: a file is read without running its code (except the kernels
+themselves, which the shared library is).
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ from tvm.ffi.dtype import from_numpy_dtype, parse_dtype, to_numpy_dtype
 from tvm.ffi.plugin import hookimpl
 
 from ..error import ModuleLoadError
-from ..module import Module, SharedLibraryModule
+from ..module import Module, NativeModule, SharedLibraryModule
 from .bytecode import BytecodeError, format_function, validate_function
 
 __all__ = [
@@ -39,6 +45,7 @@ __all__ = [
     "load_executable",
     "is_executable_file",
     "PROGRAM_VERSION",
+    "PROGRAM_VERSION_EMBEDDED",
     "TRAILER_MAGIC",
     "VMExecutableLoaderPlugin",
 ]
@@ -46,6 +53,10 @@ __all__ = [
 PROGRAM_MAGIC = b"TVMVMPRG"
 TRAILER_MAGIC = b"TVMVMEX1"
 PROGRAM_VERSION = 1
+#: the version of programs that carry an embedded kernel module (readers accept both)
+PROGRAM_VERSION_EMBEDDED = 2
+_READABLE_VERSIONS = (PROGRAM_VERSION, PROGRAM_VERSION_EMBEDDED)
+_SHARED_LIBRARY_SUFFIXES = ("so", "dylib", "dll")
 _TRAILER = struct.Struct("<Q8s")
 _HEADER = struct.Struct("<8sII")
 _ALIGN = 64
@@ -112,6 +123,20 @@ class Executable(Module):
         return str(self.program.get("target", ""))
 
     @property
+    def kernel_device_type(self) -> int | None:
+        """The DLPack device type the kernels run on (``1`` for CPU kernels, the device
+        module's type for GPU kernels), or None when the program calls no kernel."""
+        lib = self.kernel_lib
+        if lib is None or not lib.function_names:
+            return None
+        device_type = getattr(lib, "device_type", None)
+        if isinstance(device_type, int) and device_type > 0:
+            return device_type
+        if isinstance(lib, NativeModule):
+            return 1
+        return None
+
+    @property
     def stats(self) -> dict[str, Any]:
         """Compile-time statistics recorded by the compiler (e.g. the memory plan)."""
         return dict(self.program.get("stats") or {})
@@ -140,8 +165,10 @@ class Executable(Module):
 
     # ------------------------------------------------------------------ serialisation
 
-    def program_bytes(self) -> bytes:
-        """The program blob (JSON header and raw constants), see the module docstring."""
+    def program_bytes(self, kernel_module: dict[str, Any] | None = None) -> bytes:
+        """The program blob (JSON header, raw constants and, when ``kernel_module`` is given
+        as ``{"format", "data", "device_type"}``, that exported module), see the module
+        docstring."""
         program = dict(self.program)
         table, raw, offset = [], [], 0
         for c in self.constants:
@@ -152,8 +179,16 @@ class Executable(Module):
             raw.append(data + b"\0" * pad)
             offset += len(data) + pad
         program["constants"] = table
+        version = PROGRAM_VERSION
+        if kernel_module is not None:
+            data = kernel_module["data"]
+            program["kernel_module"] = {"format": kernel_module["format"], "offset": offset,
+                                        "nbytes": len(data),
+                                        "device_type": kernel_module.get("device_type")}
+            raw.append(data)
+            version = PROGRAM_VERSION_EMBEDDED
         header = json.dumps(program, separators=(",", ":")).encode("utf-8")
-        head = _HEADER.pack(PROGRAM_MAGIC, PROGRAM_VERSION, len(header)) + header
+        head = _HEADER.pack(PROGRAM_MAGIC, version, len(header)) + header
         head += b"\0" * ((-len(head)) % _ALIGN)
         return head + b"".join(raw)
 
@@ -166,10 +201,11 @@ class Executable(Module):
         magic, version, n = _HEADER.unpack_from(blob)
         if magic != PROGRAM_MAGIC:
             raise ModuleLoadError(f"{origin}: not a VM program (bad magic {magic!r})")
-        if version != PROGRAM_VERSION:
+        if version not in _READABLE_VERSIONS:
             raise ModuleLoadError(
-                f"{origin}: VM program version {version}; this runtime reads version "
-                f"{PROGRAM_VERSION} (rebuild the executable or upgrade tvm-runtime)"
+                f"{origin}: VM program version {version}; this runtime reads versions "
+                f"{', '.join(map(str, _READABLE_VERSIONS))} (rebuild the executable or "
+                "upgrade tvm-runtime)"
             )
         start = _HEADER.size
         try:
@@ -191,6 +227,13 @@ class Executable(Module):
             if hi > len(blob) or int(meta["nbytes"]) != int(np.prod(shape)) * dtype.itemsize:
                 raise ModuleLoadError(f"{origin}: constant {i} lies outside the program data")
             constants.append(np.frombuffer(blob[lo:hi], dtype=dtype).reshape(shape).copy())
+        embedded = program.pop("kernel_module", None)
+        if embedded is not None:
+            module = _load_embedded_module(embedded, blob, raw_start, origin)
+            if kernel_lib is None:
+                kernel_lib = module
+            else:
+                kernel_lib.import_module(module)
         return cls(program, constants, kernel_lib)
 
     def export_library(self, path: str | os.PathLike[str], **kwargs: Any) -> None:
@@ -204,16 +247,27 @@ class Executable(Module):
         if not os.path.isdir(parent):
             raise FileNotFoundError(f"export_library: directory {parent!r} does not exist")
         suffix = os.path.splitext(path)[1] or ".so"
+        lib = self.kernel_lib
         with tempfile.TemporaryDirectory(prefix="tvm_vm_export_") as tmp:
             lib_bytes = b""
-            if self.kernel_lib is not None and self.kernel_lib.function_names:
+            embedded = None
+            device_suffix = getattr(lib, "file_suffix", None)
+            if lib is not None and lib.function_names and device_suffix and \
+                    device_suffix not in _SHARED_LIBRARY_SUFFIXES:
+                # a device module (GPU kernels + host programs): embedded in the blob
+                lib_path = os.path.join(tmp, "kernels." + device_suffix)
+                lib.export_library(lib_path, **kwargs)
+                with open(lib_path, "rb") as f:
+                    embedded = {"format": device_suffix, "data": f.read(),
+                                "device_type": getattr(lib, "device_type", None)}
+            elif lib is not None and lib.function_names:
                 lib_path = os.path.join(tmp, "kernels" + suffix)
-                self.kernel_lib.export_library(lib_path, **kwargs)
+                lib.export_library(lib_path, **kwargs)
                 with open(lib_path, "rb") as f:
                     lib_bytes = f.read()
             elif kwargs:
                 raise TypeError(f"export_library: unexpected options {sorted(kwargs)}")
-            blob = self.program_bytes()
+            blob = self.program_bytes(embedded)
         tmp_out = f"{path}.tmp{os.getpid()}"
         try:
             with open(tmp_out, "wb") as f:
@@ -224,6 +278,33 @@ class Executable(Module):
         finally:
             if os.path.exists(tmp_out):
                 os.remove(tmp_out)
+
+
+def _load_embedded_module(entry: Any, blob: bytes, raw_start: int, origin: str) -> Module:
+    """The kernel module stored in the program blob (through the loader of its format)."""
+    from ..device import _PROVIDER
+    from ..module import load_module
+
+    try:
+        fmt = str(entry["format"])
+        lo = raw_start + int(entry["offset"])
+        hi = lo + int(entry["nbytes"])
+    except (KeyError, TypeError, ValueError) as err:
+        raise ModuleLoadError(f"{origin}: bad kernel_module entry {entry!r}") from err
+    if not fmt.isidentifier() or hi > len(blob) or lo > hi:
+        raise ModuleLoadError(f"{origin}: the embedded kernel module {entry!r} lies outside "
+                              "the program data or has a bad format name")
+    with tempfile.TemporaryDirectory(prefix="tvm_vm_load_") as tmp:
+        lib_path = os.path.join(tmp, "kernels." + fmt)
+        with open(lib_path, "wb") as f:
+            f.write(blob[lo:hi])
+        try:
+            return load_module(lib_path, fmt=fmt)
+        except ModuleLoadError as err:
+            provider = _PROVIDER.get(entry.get("device_type") or 0)
+            hint = f" (install {provider})" if provider else ""
+            raise ModuleLoadError(f"{origin}: cannot load the executable's {fmt!r} kernel "
+                                  f"module{hint}: {err}") from err
 
 
 def _validate_program(program: Any, nconst: int) -> dict[str, Any]:

@@ -7,7 +7,10 @@ fits reuses it, so a model run repeatedly allocates nothing after its first run.
 
 On the CPU a buffer is a 64-byte aligned numpy array presented through a small holder object:
 every tensor view keeps the holder alive (numpy's ``base``), and the holder's finalizer returns
-the buffer to the pool.  Other devices allocate through their :class:`~tvm.runtime.DeviceAPI`.
+the buffer to the pool.  Other devices (GPUs) allocate through their
+:class:`~tvm.runtime.DeviceAPI` and pool the same way: a device buffer is owned by a holder
+that every tensor over it keeps alive (the tensor's ``owner``).  Reusing a device buffer as
+soon as its tensors are gone is safe because a device runs its kernels and copies in order.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import numpy as np
 from tvm.ffi.dtype import parse_dtype, to_numpy_dtype
 
 from ..device import Device, aligned_host_buffer
-from ..tensor import ALIGNMENT, Tensor, empty
+from ..tensor import ALIGNMENT, Tensor
 
 __all__ = ["Storage", "StoragePool"]
 
@@ -42,6 +45,36 @@ class _HostBlock:
             "typestr": "|u1",
             "data": (raw.ctypes.data, False),
         }
+
+
+class _DeviceBlock:
+    """Owns a pooled device buffer; tensors over it keep it alive, its death returns it."""
+
+    __slots__ = ("handle", "__weakref__")
+
+    def __init__(self, handle: int) -> None:
+        self.handle = handle
+
+
+class _DeviceBuffer:
+    """Device memory from a DeviceAPI (freed when dropped from the pool)."""
+
+    __slots__ = ("api", "device", "handle", "nbytes")
+
+    def __init__(self, device: Device, nbytes: int) -> None:
+        self.api = device.api
+        self.device = device
+        self.nbytes = nbytes
+        self.handle = 0
+        self.handle = int(self.api.alloc(device, nbytes, ALIGNMENT))
+
+    def __del__(self) -> None:
+        handle, self.handle = self.handle, 0
+        if handle:
+            try:
+                self.api.free(self.device, handle)
+            except Exception:  # pragma: no cover - a destructor must not raise
+                pass
 
 
 @functools.lru_cache(maxsize=None)
@@ -98,7 +131,7 @@ class StoragePool:
     def __init__(self, device: Device, max_cached_bytes: int = 1 << 31) -> None:
         self.device = device
         self.max_cached_bytes = max_cached_bytes
-        self._free: dict[int, list[np.ndarray]] = {}
+        self._free: dict[int, list[Any]] = {}  # numpy arrays, or _DeviceBuffers
         self._cached = 0
         self._lock = threading.Lock()
         self.stats = {"hits": 0, "misses": 0, "allocated_bytes": 0}
@@ -112,22 +145,25 @@ class StoragePool:
         if isinstance(nbytes, bool) or not isinstance(nbytes, (int, np.integer)) or nbytes < 0:
             raise ValueError(f"alloc_storage: size must be a non-negative int, got {nbytes!r}")
         nbytes = int(nbytes)
-        if self.device.device_type != _CPU:
-            t = empty((max(nbytes, 1),), "uint8", self.device)
-            return Storage(self.device, nbytes, t)
         size = self._round(nbytes)
         raw = self._take(size)
         if raw is None:
             self.stats["misses"] += 1
             self.stats["allocated_bytes"] += size
-            raw = aligned_host_buffer(size, ALIGNMENT)
+            raw = (aligned_host_buffer(size, ALIGNMENT) if self.device.device_type == _CPU
+                   else _DeviceBuffer(self.device, size))
         else:
             self.stats["hits"] += 1
+        if self.device.device_type != _CPU:
+            holder = _DeviceBlock(raw.handle)
+            weakref.finalize(holder, self._give_back, raw)
+            base = Tensor(self.device, raw.handle, (size,), "uint8", owner=holder)
+            return Storage(self.device, nbytes, base)
         block = _HostBlock(raw, size)
         weakref.finalize(block, self._give_back, raw)
         return Storage(self.device, nbytes, np.asarray(block))
 
-    def _take(self, size: int) -> np.ndarray | None:
+    def _take(self, size: int) -> Any:
         with self._lock:
             bucket = self._free.get(size)
             if bucket:
@@ -141,7 +177,7 @@ class StoragePool:
             self._cached -= best
             return self._free[best].pop()
 
-    def _give_back(self, raw: np.ndarray) -> None:
+    def _give_back(self, raw: Any) -> None:
         size = raw.nbytes
         with self._lock:
             if self._cached + size > self.max_cached_bytes:

@@ -28,7 +28,7 @@ from tvm.ffi.dtype import parse_dtype
 from tvm.ffi.error import TVMError
 from tvm.ffi.registry import get_global_func
 
-from ..device import Device, cpu
+from ..device import DEVICE_TYPE_NAMES, Device, cpu
 from ..device import device as _as_device
 from ..error import KernelError, clear_last_error, get_last_error
 from ..packed_func import PackedCFunc
@@ -67,7 +67,13 @@ class _Function:
 
 
 class VirtualMachine:
-    """Runs ``executable`` on ``device`` (default: the CPU)."""
+    """Runs ``executable`` on ``device`` (default: the device its kernels were built for).
+
+    On a GPU (``VirtualMachine(ex, tvm.runtime.opencl())``) storage is allocated on the
+    device, numpy and CPU inputs are copied there, device tensors are used as they are, and
+    the results are device tensors; the bytecode itself (checks, shape arithmetic, builtins)
+    runs on the host.
+    """
 
     def __init__(self, executable: Executable, device: Device | str | None = None) -> None:
         if not isinstance(executable, Executable):
@@ -80,7 +86,17 @@ class VirtualMachine:
                 raise ValueError("VirtualMachine: only one device per VM is supported")
             device = device[0]
         self.executable = executable
-        self.device: Device = cpu() if device is None else _as_device(device)
+        kernel_type = executable.kernel_device_type
+        if device is None:
+            device = cpu() if kernel_type is None else Device(kernel_type, 0)
+        self.device: Device = _as_device(device)
+        if kernel_type is not None and kernel_type != self.device.device_type:
+            want = DEVICE_TYPE_NAMES.get(kernel_type, f"device type {kernel_type}")
+            raise VMError(
+                f"VirtualMachine: the executable's kernels run on {want} (built for target "
+                f"{executable.target!r}), but the VM was given {self.device}; use "
+                f"VirtualMachine(ex, tvm.runtime.device({want!r}))"
+            )
         self.pool = StoragePool(self.device)
         self._constants = [self._place(np.asarray(c, order="C")) for c in executable.constants]
         self._index = {name: i for i, name in enumerate(executable.vm_function_names)}

@@ -14,7 +14,7 @@ from tvm.ffi import Object
 from tvm.ffi.object import generic_repr
 from tvm.ffi.dtype import parse_dtype
 from tvm.ir.op import Op
-from tvm.script.parser_core import PREC, float_literal, str_literal, wrap
+from tvm.script.parser_core import PREC, float_literal, python_value, str_literal, wrap
 from tvm.tir.buffer import Buffer
 from tvm.tir.expr import (
     EQ, GE, GT, LE, LT, NE, Add, And, Broadcast, BufferLoad, Call, Cast, Div, FloatImm, FloorDiv,
@@ -213,23 +213,9 @@ class ExprPrinter:
         IR constants keep their type here (``T.int32(1)``, ``T.bool(True)``), so they read
         back as IR and not as Python numbers.
         """
-        if v is None or isinstance(v, bool):
-            return repr(v)
-        if isinstance(v, int) and not isinstance(v, Object):
-            return repr(int(v))
-        if isinstance(v, float):
-            text = float_literal(v)
-            return f"float({text})" if text.startswith('"') else text
-        if isinstance(v, str):
-            return str_literal(v)
-        if isinstance(v, list):
-            return "[" + ", ".join(self.value(x) for x in v) + "]"
-        if isinstance(v, tuple):
-            inner = ", ".join(self.value(x) for x in v)
-            return f"({inner},)" if len(v) == 1 else f"({inner})"
-        if isinstance(v, dict):
-            items = ", ".join(f"{self.value(k)}: {self.value(x)}" for k, x in v.items())
-            return "{" + items + "}"
+        text = python_value(v, self.value)
+        if text is not None:
+            return text
         if isinstance(v, IntImm):
             text = repr(bool(v.value)) if v.dtype == "bool" else str(v.value)
             return f"{dtype_text(v.dtype)}({text})"

@@ -28,7 +28,7 @@ from typing import Any, Optional
 
 from tvm.ir.transform import FunctionPass
 
-from ..expr import Cast, IterVar, IterVarType, LT, Max, PrimExpr, Range, Var
+from ..expr import Cast, IntImm, IterVar, IterVarType, LT, Max, PrimExpr, Range, Var
 from ..function import PrimFunc
 from ..functor import StmtExprMutator, StmtExprVisitor
 from ..stmt import AttrStmt, For, ForKind, IfThenElse, Stmt
@@ -46,9 +46,17 @@ def loop_thread_tag(loop: For) -> str:
     return str((loop.annotations or {}).get("thread_tag", ""))
 
 
+def _uncast(e: PrimExpr) -> PrimExpr:
+    """``e`` without integer casts (extents are compared whatever their int type)."""
+    while isinstance(e, Cast) and e.dtype.startswith("int") and e.value.dtype.startswith("int"):
+        e = e.value
+    return e
+
+
 def _same(a: PrimExpr, b: PrimExpr) -> bool:
     from tvm.ffi import structural_equal
 
+    a, b = _uncast(a), _uncast(b)
     ca, cb = const_value(a), const_value(b)
     if ca is not None and cb is not None:
         return ca == cb
@@ -155,7 +163,10 @@ def _lower_kernel(root: For, fname: str) -> Stmt:
             for e in exts[1:]:
                 if not _same(best, e):
                     best = Max(best, e)
-        extents[tag] = best if best.dtype == "int32" else Cast("int32", best)
+        if best.dtype != "int32":
+            c = const_value(best)
+            best = IntImm("int32", c) if c is not None else Cast("int32", best)
+        extents[tag] = best
     for loop, ext in survey.checks:
         from ..stmt_functor import free_vars
 

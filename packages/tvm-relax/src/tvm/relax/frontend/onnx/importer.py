@@ -56,7 +56,10 @@ def _require_onnx() -> Any:
 
 
 def _load_converters() -> None:
-    from . import ops_attention, ops_math, ops_nn, ops_quant, ops_reduce, ops_tensor  # noqa: F401
+    from . import (  # noqa: F401
+        ops_attention, ops_control, ops_loss, ops_math, ops_misc, ops_nn, ops_quant, ops_reduce,
+        ops_rnn, ops_tensor,
+    )
 
 
 def supported_ops(domain: str = "") -> list[str]:
@@ -207,6 +210,26 @@ class GraphImporter:
     def convert_nodes(self, nodes: Any) -> None:
         for node in nodes:
             self.convert_node(node)
+
+    def convert_subgraph(self, graph: Any, inputs: list[Any]) -> list[Any]:
+        """Inline subgraph ``graph`` with its inputs bound to ``inputs`` (values of this
+        importer); outer-scope names stay visible.  Returns its output values."""
+        from onnx import numpy_helper
+
+        saved = self.values
+        self.values = dict(saved)
+        try:
+            for info, value in zip(graph.input, inputs):
+                self.values[info.name] = value
+            for tensor in graph.initializer:
+                self.values[tensor.name] = Constant(np.asarray(numpy_helper.to_array(tensor)))
+            self.convert_nodes(graph.node)
+            missing = [o.name for o in graph.output if o.name not in self.values]
+            if missing:
+                raise OnnxImportError(f"subgraph {graph.name!r}: outputs {missing} are not produced")
+            return [self.values[o.name] for o in graph.output]
+        finally:
+            self.values = saved
 
     def _op_since_version(self, node: Any, opset: int) -> Optional[int]:
         key = (node.domain, node.op_type, opset)

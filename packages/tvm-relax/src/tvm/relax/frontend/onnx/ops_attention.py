@@ -242,3 +242,104 @@ def _rotary(ctx: Any) -> Any:
     if ndim == 3:
         return R.reshape(out, shape)
     return R.permute_dims(out, [0, 2, 1, 3])
+
+
+@converter("LinearAttention")
+def _linear_attention(ctx: Any) -> Any:
+    """The recurrent state update unrolled over a static sequence length."""
+    hq, hkv = ctx.attr("q_num_heads", None), ctx.attr("kv_num_heads", None)
+    if hq is None or hkv is None:
+        raise ctx.error("q_num_heads and kv_num_heads are required")
+    rule = ctx.attr("update_rule", "gated_delta")
+    gating, delta = rule in ("gated", "gated_delta"), rule in ("delta", "gated_delta")
+    qshape, vshape = ctx.static_shape(0), ctx.static_shape(2)
+    if qshape is None or vshape is None:
+        raise ctx.unsupported("needs static shapes (the recurrence is unrolled)")
+    b, t, _ = qshape
+    dk, dv = qshape[2] // hq, vshape[2] // hkv
+    out_dt = ctx.dtype(0)
+    f32 = "float32"
+
+    def unpack(i: int, heads: int) -> Any:
+        x = ctx.input(i)
+        if ctx.dtype(i) != f32:
+            x = R.astype(x, f32)
+        return ctx.emit(_to_4d(ctx, x, heads, ctx.shape(i)))
+
+    q4, k4, v4 = unpack(0, hq), unpack(1, hkv), unpack(2, hkv)
+    decay4 = beta4 = None
+    if gating:
+        if not ctx.has(4):
+            raise ctx.error(f"update_rule {rule!r} needs decay")
+        last = ctx.shape(4)[-1]
+        d = R.astype(ctx.input(4), f32) if ctx.dtype(4) != f32 else ctx.input(4)
+        decay4 = ctx.emit(_to_4d(ctx, d, hkv, ctx.shape(4)) if last != hkv else
+                          R.permute_dims(R.reshape(d, [b, t, hkv, 1]), [0, 2, 1, 3]))
+    if delta:
+        if not ctx.has(5):
+            raise ctx.error(f"update_rule {rule!r} needs beta")
+        last = ctx.shape(5)[-1]
+        bt = R.astype(ctx.input(5), f32) if ctx.dtype(5) != f32 else ctx.input(5)
+        beta4 = ctx.emit(R.permute_dims(R.reshape(bt, [b, t, last, 1]), [0, 2, 1, 3]))
+    if ctx.has(3):
+        state_dt = ctx.dtype(3)
+        state = ctx.input(3)
+        if state_dt != f32:
+            state = R.astype(state, f32)
+    else:
+        state_dt = out_dt
+        state = R.full([b, hkv, dk, dv], scalar(ctx, 0.0, f32), f32)
+    state = ctx.emit(state)
+    scale = ctx.attr("scale", None)
+    scale = 1.0 / np.sqrt(dk) if not scale else float(scale)
+    group = hq // hkv
+
+    def at(x: Any, i: int) -> Any:
+        return R.strided_slice(x, [2], [i], [i + 1])  # keeps the axis: (B, H, 1, d)
+
+    outs = []
+    for i in range(t):
+        k_t, v_t = at(k4, i), at(v4, i)
+        if gating:
+            g = R.permute_dims(R.exp(at(decay4, i)), [0, 1, 3, 2])  # (B, H, d|1, 1)
+            state = ctx.emit(state * g)
+        if delta:
+            retrieved = R.matmul(k_t, state)  # (B, H, 1, dv)
+            v_t = at(beta4, i) * (v_t - retrieved)
+        state = ctx.emit(state + R.matmul(R.permute_dims(k_t, [0, 1, 3, 2]), v_t))
+        read = R.repeat(state, group, 1) if group > 1 else state
+        outs.append(ctx.emit(R.matmul(at(q4, i), read) * scalar(ctx, scale, f32)))
+    y = R.concat(outs, axis=2) if len(outs) > 1 else outs[0]  # (B, Hq, T, dv)
+    y = R.reshape(R.permute_dims(y, [0, 2, 1, 3]), [b, t, hq * dv])
+    if out_dt != f32:
+        y = R.astype(y, out_dt)
+    present = state if state_dt == f32 else R.astype(state, state_dt)
+    return [y, present]
+
+
+@converter("CausalConvWithState")
+def _causal_conv_with_state(ctx: Any) -> Any:
+    """Depthwise causal 1-d convolution over [past_state, input]; returns the new state."""
+    shape = ctx.static_shape(0)
+    wshape = ctx.static_shape(1)
+    if shape is None or wshape is None:
+        raise ctx.unsupported("needs static shapes")
+    b, c, _ = shape
+    k = wshape[2]
+    dt = ctx.dtype(0)
+    act = ctx.attr("activation", "none")
+    if act not in ("none", "silu", "swish"):
+        raise ctx.unsupported(f"activation={act!r}")
+    pad = ctx.input(3) if ctx.has(3) else R.full([b, c, k - 1], scalar(ctx, 0.0, dt), dt)
+    padded = ctx.emit(R.concat([pad, ctx.input(0)], axis=2) if k > 1 else ctx.input(0))
+    x4 = R.expand_dims(padded, [2])
+    w4 = R.expand_dims(ctx.input(1), [2])
+    y = R.squeeze(R.nn.conv2d(x4, w4, [1, 1], [0, 0, 0, 0], [1, 1], c), [2])
+    if ctx.has(2):
+        y = y + R.reshape(ctx.input(2), [-1, 1])
+    if act != "none":
+        y = ctx.emit(y)
+        y = y * R.sigmoid(y)
+    total = ctx.importer.shape_of(padded)[2]
+    state = R.strided_slice(padded, [2], [total - (k - 1)], [total])
+    return [y, state]

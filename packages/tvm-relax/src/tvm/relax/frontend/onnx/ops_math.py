@@ -419,4 +419,72 @@ def _gemm(ctx: Any) -> Any:
 @converter("Einsum")
 def _einsum(ctx: Any) -> Any:
     equation = ctx.attr("equation", "").replace(" ", "")
-    return R.einsum([x for x in ctx.inputs() if x is not None], equation)
+    xs = [x for x in ctx.inputs() if x is not None]
+    try:
+        op = R.einsum
+    except OpNotImplemented:
+        op = None
+    if op is not None:
+        return op(xs, equation)
+    return einsum_te(ctx, xs, equation)
+
+
+def _parse_einsum(equation: str, ndims: list[int]) -> tuple[list[str], str]:
+    """Operand and output subscripts with ``...`` expanded to fresh letters."""
+    lhs, _, rhs = equation.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(ndims):
+        raise ValueError(f"einsum {equation!r}: {len(terms)} terms for {len(ndims)} operands")
+    pool = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in equation]
+    ell_rank = max([n - len(t.replace("...", "")) for t, n in zip(terms, ndims) if "..." in t],
+                   default=0)
+    ell = "".join(pool[:ell_rank])
+    out_terms = []
+    for t, n in zip(terms, ndims):
+        if "..." in t:
+            k = n - len(t.replace("...", ""))
+            t = t.replace("...", ell[ell_rank - k:] if k else "")
+        if len(t) != n:
+            raise ValueError(f"einsum {equation!r}: term {t!r} does not match rank {n}")
+        out_terms.append(t)
+    if "->" in equation:
+        out = rhs.replace("...", ell)
+    else:
+        counts: dict[str, int] = {}
+        for t in out_terms:
+            for c in t:
+                counts[c] = counts.get(c, 0) + 1
+        out = ell + "".join(sorted(c for c, k in counts.items() if k == 1 and c not in ell))
+    return out_terms, out
+
+
+def einsum_te(ctx: Any, xs: list[Any], equation: str) -> Any:
+    """Einsum as one te.compute: output letters index the result, the rest are summed."""
+    from tvm import te
+
+    shapes = [ctx.importer.shape_of(x) for x in xs]
+    terms, out = _parse_einsum(equation, [len(s) for s in shapes])
+    dims: dict[str, Any] = {}
+    for t, shape in zip(terms, shapes):
+        for c, d in zip(t, shape):
+            if c not in dims or (isinstance(dims[c], int) and dims[c] == 1):
+                dims[c] = d
+    red = [c for c in dict.fromkeys("".join(terms)) if c not in out]
+
+    def fn(*tensors: Any) -> Any:
+        raxes = {c: te.reduce_axis((0, dims[c]), name=f"r{c}") for c in red}
+
+        def body(*idx: Any) -> Any:
+            env = dict(zip(out, idx))
+            env.update({c: raxes[c] for c in red})
+            prod = None
+            for tensor, t, shape in zip(tensors, terms, shapes):
+                index = [0 if (isinstance(d, int) and d == 1 and dims[c] != 1) else env[c]
+                         for c, d in zip(t, shape)]
+                v = tensor[tuple(index)] if index else tensor[()]
+                prod = v if prod is None else prod * v
+            return te.sum(prod, axis=[raxes[c] for c in red]) if red else prod
+
+        return te.compute([dims[c] for c in out], body, name="einsum")
+
+    return ctx.bb.emit_te(fn, *xs, primfunc_name_hint="einsum")

@@ -151,8 +151,6 @@ def _conv_transpose(ctx: Any) -> Any:
 def _pool(kind: str) -> Any:
     def impl(ctx: Any) -> Any:
         nsp, kernel = _spatial(ctx)
-        if nsp > 2:
-            raise ctx.unsupported(f"{nsp}-d pooling (only 1-d and 2-d are supported)")
         if ctx.num_outputs > 1 and ctx.node.output[1]:
             raise ctx.unsupported("the Indices output of MaxPool")
         strides = list(ctx.attr("strides", [1] * nsp))
@@ -160,6 +158,13 @@ def _pool(kind: str) -> Any:
         pads = _auto_pads(ctx, ctx.shape(0)[2:], kernel, strides, dilations)
         ceil_mode = bool(ctx.attr("ceil_mode", 0))
         x = ctx.input(0)
+        if nsp > 2 and kind in ("max", "avg"):
+            from .ops_misc import pool_te
+
+            return pool_te(ctx, x, kind, kernel, strides, pads, dilations, ceil_mode,
+                           bool(ctx.attr("count_include_pad", 0)))
+        if nsp > 2:
+            raise ctx.unsupported(f"{nsp}-d LpPool")
         if nsp == 1:
             x = _to_2d(ctx, x)
         args = (_lift(kernel, nsp, 1), _lift(strides, nsp, 1), _lift_pads(pads, nsp),
@@ -211,9 +216,12 @@ converter("GlobalLpPool")(_global_pool("lp"))
 # -- normalisation ---------------------------------------------------------------------------
 @converter("BatchNormalization")
 def _batch_norm(ctx: Any) -> Any:
-    if ctx.attr("training_mode", 0) or (ctx.opset < 14 and ctx.num_outputs > 1
-                                         and any(ctx.node.output[1:])):
-        raise ctx.unsupported("training mode (running statistics outputs)")
+    if ctx.attr("training_mode", 0):
+        from .ops_misc import batch_norm_training
+
+        return batch_norm_training(ctx)
+    if ctx.num_outputs > 1 and any(ctx.node.output[1:]):
+        raise ctx.unsupported("outputs beyond Y outside training mode")
     eps = ctx.attr("epsilon", 1e-5)
     nsp = ctx.ndim(0) - 2
     dt = ctx.dtype(0)

@@ -405,8 +405,56 @@ def _scatter_elements(ctx: Any) -> Any:
 
 @converter("ScatterND")
 def _scatter_nd(ctx: Any) -> Any:
+    """Flattened: each index tuple addresses a contiguous slice of the flattened data, so
+    ScatterND is a 1-d scatter_elements at linear positions."""
     reduction = ctx.attr("reduction", "none")
-    return R.scatter_nd(ctx.input(0), ctx.input(1), ctx.input(2), reduction)
+    shape = ctx.static_shape(0)
+    ishape = ctx.static_shape(1)
+    if shape is None or ishape is None:
+        raise ctx.unsupported("needs static data and indices shapes")
+    k = ishape[-1]
+    strides = [int(np.prod(shape[i + 1:])) for i in range(len(shape))]
+    inner = int(np.prod(shape[k:]))
+    idx = ctx.input(1)
+    if ctx.dtype(1) != "int64":
+        idx = R.astype(idx, "int64")
+    dims = ctx.const_expr(np.asarray(shape[:k]), "int64")
+    idx = R.where(R.less(idx, ctx.const_expr(0, "int64")), idx + dims, idx)
+    lin = R.sum(idx * ctx.const_expr(np.asarray(strides[:k]), "int64"), [-1], True)
+    lin = lin + ctx.const_expr(np.arange(inner), "int64")  # (..., inner)
+    flat = R.reshape(ctx.input(0), [-1])
+    upd = R.reshape(ctx.input(2), [-1])
+    out = R.scatter_elements(flat, R.reshape(lin, [-1]), upd, axis=0, reduction=reduction)
+    return R.reshape(out, shape)
+
+
+@converter("CenterCropPad")
+def _center_crop_pad(ctx: Any) -> Any:
+    shape = ctx.static_shape(0)
+    target = ctx.int_list(1, "shape")
+    if shape is None:
+        raise ctx.unsupported("needs a static input shape")
+    axes = ctx.attr("axes", None) or list(range(len(shape)))
+    axes = [_norm(a, len(shape), ctx) for a in axes]
+    x = ctx.input(0)
+    dt = ctx.dtype(0)
+    for a, t in zip(axes, target):
+        d = shape[a]
+        if d > t:
+            start = (d - t) // 2
+            x = R.strided_slice(x, [a], [start], [start + t])
+        elif d < t:
+            before = (t - d) // 2
+            after = t - d - before
+            parts = []
+            for n in (before, after):
+                s = list(shape)
+                s[a] = n
+                parts.append(R.full(s, ctx.const_expr(0, dt), dt) if n else None)
+            x = R.concat([p for p in (parts[0], x, parts[1]) if p is not None], axis=a)
+        shape[a] = t
+        x = ctx.emit(x)
+    return x
 
 
 # -- Pad -------------------------------------------------------------------------------------

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Sequence, Union
 
-from ...expr import Call, DataTypeImm, Expr, PrimValue, ShapeExpr, StringImm
-from ...struct_info import ShapeStructInfo, StructInfo, TensorStructInfo
-from ..base import arg_sinfo, make_call, op_error, register_op
+from ...expr import Call, Expr
+from ...struct_info import StructInfo
+from .._utils import as_dtype, as_prim, as_shape, as_string, infer_alloc_tensor
+from ..base import make_call, register_op
 
 __all__ = ["alloc_tensor"]
 
@@ -20,27 +21,12 @@ def alloc_tensor(
     storage_scope: Union[str, Expr] = "global",
 ) -> Call:
     """A fresh tensor of ``shape`` and ``dtype`` on the given device."""
-    if isinstance(shape, (list, tuple)):
-        shape = ShapeExpr(shape)
-    if isinstance(dtype, str):
-        dtype = DataTypeImm(dtype)
-    if isinstance(runtime_device_index, int):
-        runtime_device_index = PrimValue(runtime_device_index)
-    if isinstance(storage_scope, str):
-        storage_scope = StringImm(storage_scope)
     return make_call(
-        "relax.builtin.alloc_tensor", [shape, dtype, runtime_device_index, storage_scope]
+        "relax.builtin.alloc_tensor",
+        [as_shape(shape), as_dtype(dtype), as_prim(runtime_device_index), as_string(storage_scope)],
     )
 
 
 @alloc_tensor.infer
 def _infer_alloc_tensor(call: Call, ctx: Any) -> StructInfo:
-    shape = arg_sinfo(call, 0)
-    if not isinstance(shape, ShapeStructInfo):
-        raise op_error(call, "argument 'shape' must be a shape")
-    dtype = call.args[1]
-    if not isinstance(dtype, DataTypeImm):
-        raise op_error(call, "argument 'dtype' must be a DataTypeImm")
-    if shape.values is not None:
-        return TensorStructInfo(ShapeExpr(shape.values), dtype.value)
-    return TensorStructInfo(None, dtype.value, shape.ndim)
+    return infer_alloc_tensor(call, 0, 1)

@@ -1,5 +1,7 @@
 """Image operators (``relax.image.*``)."""
 
-from .resize import Resize2DAttrs, resize2d
+from .grid_sample import GridSampleAttrs, grid_sample
+from .resize import Resize1DAttrs, Resize2DAttrs, Resize3DAttrs, resize1d, resize2d, resize3d
 
-__all__ = ["resize2d", "Resize2DAttrs"]
+__all__ = ["resize1d", "resize2d", "resize3d", "Resize1DAttrs", "Resize2DAttrs",
+           "Resize3DAttrs", "grid_sample", "GridSampleAttrs"]

@@ -1,7 +1,11 @@
 """Neural-network operators (``relax.nn.*``)."""
 
 from .attention import AttentionAttrs, attention
-from .conv import Conv1DAttrs, Conv2DAttrs, Conv2DTransposeAttrs, conv1d, conv2d, conv2d_transpose
+from .conv import (
+    Conv1DAttrs, Conv1DTransposeAttrs, Conv2DAttrs, Conv2DTransposeAttrs, Conv3DAttrs,
+    Conv3DTransposeAttrs, conv1d, conv1d_transpose, conv2d, conv2d_transpose, conv3d,
+    conv3d_transpose,
+)
 from .nn import SoftmaxAttrs, gelu, gelu_tanh, log_softmax, relu, silu, softmax
 from .norm import (
     BatchNormAttrs, DropoutAttrs, GroupNormAttrs, LayerNormAttrs, RMSNormAttrs, batch_norm,
@@ -9,15 +13,23 @@ from .norm import (
 )
 from .pad import PadAttrs, pad
 from .pooling import (
-    AdaptivePool2DAttrs, Pool2DAttrs, adaptive_avg_pool2d, adaptive_max_pool2d, avg_pool2d,
-    max_pool2d,
+    AdaptivePool1DAttrs, AdaptivePool2DAttrs, AdaptivePool3DAttrs, Pool1DAttrs, Pool2DAttrs,
+    Pool3DAttrs, adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d,
+    adaptive_max_pool1d, adaptive_max_pool2d, adaptive_max_pool3d, avg_pool1d, avg_pool2d,
+    avg_pool3d, max_pool1d, max_pool2d, max_pool3d,
 )
 
 __all__ = [
     "softmax", "log_softmax", "relu", "silu", "gelu", "gelu_tanh", "SoftmaxAttrs",
-    "conv1d", "conv2d", "conv2d_transpose", "Conv1DAttrs", "Conv2DAttrs", "Conv2DTransposeAttrs",
-    "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "adaptive_max_pool2d", "Pool2DAttrs",
-    "AdaptivePool2DAttrs", "layer_norm", "group_norm", "batch_norm", "rms_norm", "dropout",
+    "conv1d", "conv2d", "conv3d", "conv1d_transpose", "conv2d_transpose", "conv3d_transpose",
+    "Conv1DAttrs", "Conv2DAttrs", "Conv3DAttrs", "Conv1DTransposeAttrs", "Conv2DTransposeAttrs",
+    "Conv3DTransposeAttrs",
+    "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
+    "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
+    "Pool1DAttrs", "Pool2DAttrs", "Pool3DAttrs",
+    "AdaptivePool1DAttrs", "AdaptivePool2DAttrs", "AdaptivePool3DAttrs",
+    "layer_norm", "group_norm", "batch_norm", "rms_norm", "dropout",
     "LayerNormAttrs", "GroupNormAttrs", "BatchNormAttrs", "RMSNormAttrs", "DropoutAttrs",
     "attention", "AttentionAttrs", "pad", "PadAttrs",
 ]

@@ -1,7 +1,9 @@
-"""Convolutions: ``relax.nn.conv1d``, ``conv2d`` and ``conv2d_transpose``.
+"""Convolutions: ``relax.nn.conv1d``/``conv2d``/``conv3d`` and
+``conv1d_transpose``/``conv2d_transpose``/``conv3d_transpose``.
 
-Layouts are strings (data ``NCHW``/``NHWC``, kernel ``OIHW``/``HWIO``/``OHWI``, transposed
-kernel ``IOHW``); padding is an int, one value per spatial axis or (before..., after...)
+Layouts are strings (data ``NCW``/``NCHW``/``NCDHW`` or channels-last ``NWC``/``NHWC``/
+``NDHWC``, kernel ``OIHW``/``HWIO``/``OHWI``..., transposed kernel ``IOW``/``IOHW``/
+``IODHW``); padding is an int, one value per spatial axis or (before..., after...)
 (for 2-d: top, left, bottom, right).  ``out_dtype`` sets the accumulation/result dtype.
 """
 
@@ -20,8 +22,9 @@ from .._utils import const_dim, out_tensor
 from ..base import Attrs, arg_tensor, make_call, op_error, register_op
 from ._layout import SPATIAL, check_layout, checked_spatial, dims_of, padding_tuple, window_tuple
 
-__all__ = ["conv1d", "conv2d", "conv2d_transpose", "Conv1DAttrs", "Conv2DAttrs",
-           "Conv2DTransposeAttrs"]
+__all__ = ["conv1d", "conv2d", "conv3d", "conv1d_transpose", "conv2d_transpose",
+           "conv3d_transpose", "Conv1DAttrs", "Conv2DAttrs", "Conv3DAttrs",
+           "Conv1DTransposeAttrs", "Conv2DTransposeAttrs", "Conv3DTransposeAttrs"]
 
 IntOrSeq = Union[int, Sequence[int]]
 
@@ -50,6 +53,44 @@ class Conv2DAttrs(Attrs):
     out_dtype: str = "void"
 
 
+@register_object("relax.attrs.Conv3DAttrs")
+class Conv3DAttrs(Attrs):
+    strides: tuple = (1, 1, 1)
+    padding: tuple = (0, 0, 0, 0, 0, 0)
+    dilation: tuple = (1, 1, 1)
+    groups: int = 1
+    data_layout: str = "NCDHW"
+    kernel_layout: str = "OIDHW"
+    out_layout: str = "NCDHW"
+    out_dtype: str = "void"
+
+
+@register_object("relax.attrs.Conv1DTransposeAttrs")
+class Conv1DTransposeAttrs(Attrs):
+    strides: tuple = (1,)
+    padding: tuple = (0, 0)
+    output_padding: tuple = (0,)
+    dilation: tuple = (1,)
+    groups: int = 1
+    data_layout: str = "NCW"
+    kernel_layout: str = "IOW"
+    out_layout: str = "NCW"
+    out_dtype: str = "void"
+
+
+@register_object("relax.attrs.Conv3DTransposeAttrs")
+class Conv3DTransposeAttrs(Attrs):
+    strides: tuple = (1, 1, 1)
+    padding: tuple = (0, 0, 0, 0, 0, 0)
+    output_padding: tuple = (0, 0, 0)
+    dilation: tuple = (1, 1, 1)
+    groups: int = 1
+    data_layout: str = "NCDHW"
+    kernel_layout: str = "IODHW"
+    out_layout: str = "NCDHW"
+    out_dtype: str = "void"
+
+
 @register_object("relax.attrs.Conv2DTransposeAttrs")
 class Conv2DTransposeAttrs(Attrs):
     strides: tuple = (1, 1)
@@ -66,7 +107,7 @@ class Conv2DTransposeAttrs(Attrs):
 def _attrs(cls: type, nsp: int, strides: Any, padding: Any, dilation: Any, groups: int,
            data_layout: str, kernel_layout: str, out_layout: Optional[str], out_dtype: Any,
            kernel_fixed: str, **extra: Any) -> Attrs:
-    name = cls.__name__.replace("Attrs", "").lower()
+    name = cls.__name__.replace("Attrs", "").replace("Transpose", "_transpose").lower()
     if groups < 1:
         raise ValueError(f"{name}: groups must be positive, got {groups}")
     return cls(
@@ -170,9 +211,74 @@ def conv2d(
         out_layout, out_dtype, "OI"))
 
 
+@register_op("relax.nn.conv3d", inputs=("data", "weight"), attrs=Conv3DAttrs,
+             infer=lambda call, ctx: _infer_conv(call, ctx, 3, False), legalize=_legalize_conv,
+             op_pattern="out_elemwise_fusable")
+def conv3d(
+    data: Expr, weight: Expr, strides: IntOrSeq = (1, 1, 1), padding: IntOrSeq = (0, 0, 0),
+    dilation: IntOrSeq = (1, 1, 1), groups: int = 1, data_layout: str = "NCDHW",
+    kernel_layout: str = "OIDHW", out_layout: Optional[str] = None,
+    out_dtype: Optional[str] = None,
+) -> Call:
+    """3-d convolution (cross-correlation) of ``data`` with ``weight``; padding is an int,
+    (d, h, w) or (front, top, left, back, bottom, right)."""
+    return make_call("relax.nn.conv3d", [data, weight], _attrs(
+        Conv3DAttrs, 3, strides, padding, dilation, groups, data_layout, kernel_layout,
+        out_layout, out_dtype, "OI"))
+
+
+def _output_padding(value: IntOrSeq, nsp: int, name: str) -> tuple:
+    if not isinstance(value, int) and len(tuple(value)) not in (1, nsp):
+        raise ValueError(f"{name}: output_padding must have 1 or {nsp} values, got {value!r}")
+    return padding_tuple(value, nsp, f"{name}: output_padding")[:nsp]
+
+
+def _legalize_conv_transpose(bb: Any, call: Call) -> Expr:
+    from ...topi import nn
+
+    a = call.attrs
+    return te_call(bb, call, nn.conv_transpose, call.args[0], call.args[1], a.strides, a.padding,
+                   a.output_padding, a.dilation, a.groups, a.data_layout, a.kernel_layout,
+                   a.out_layout, a.out_dtype)
+
+
+@register_op("relax.nn.conv1d_transpose", inputs=("data", "weight"),
+             attrs=Conv1DTransposeAttrs, infer=lambda call, ctx: _infer_conv(call, ctx, 1, True),
+             legalize=_legalize_conv_transpose, op_pattern="out_elemwise_fusable")
+def conv1d_transpose(
+    data: Expr, weight: Expr, strides: IntOrSeq = 1, padding: IntOrSeq = 0,
+    output_padding: IntOrSeq = 0, dilation: IntOrSeq = 1, groups: int = 1,
+    data_layout: str = "NCW", kernel_layout: str = "IOW", out_layout: Optional[str] = None,
+    out_dtype: Optional[str] = None,
+) -> Call:
+    """1-d transposed convolution; the kernel is (in channels, out channels / groups, kw)
+    in ``IOW``."""
+    return make_call("relax.nn.conv1d_transpose", [data, weight], _attrs(
+        Conv1DTransposeAttrs, 1, strides, padding, dilation, groups, data_layout, kernel_layout,
+        out_layout, out_dtype, "IO",
+        output_padding=_output_padding(output_padding, 1, "conv1d_transpose")))
+
+
+@register_op("relax.nn.conv3d_transpose", inputs=("data", "weight"),
+             attrs=Conv3DTransposeAttrs, infer=lambda call, ctx: _infer_conv(call, ctx, 3, True),
+             legalize=_legalize_conv_transpose, op_pattern="out_elemwise_fusable")
+def conv3d_transpose(
+    data: Expr, weight: Expr, strides: IntOrSeq = (1, 1, 1), padding: IntOrSeq = (0, 0, 0),
+    output_padding: IntOrSeq = (0, 0, 0), dilation: IntOrSeq = (1, 1, 1), groups: int = 1,
+    data_layout: str = "NCDHW", kernel_layout: str = "IODHW", out_layout: Optional[str] = None,
+    out_dtype: Optional[str] = None,
+) -> Call:
+    """3-d transposed convolution; the kernel is (in channels, out channels / groups, kd,
+    kh, kw) in ``IODHW``."""
+    return make_call("relax.nn.conv3d_transpose", [data, weight], _attrs(
+        Conv3DTransposeAttrs, 3, strides, padding, dilation, groups, data_layout, kernel_layout,
+        out_layout, out_dtype, "IO",
+        output_padding=_output_padding(output_padding, 3, "conv3d_transpose")))
+
+
 @register_op("relax.nn.conv2d_transpose", inputs=("data", "weight"), attrs=Conv2DTransposeAttrs,
              infer=lambda call, ctx: _infer_conv(call, ctx, 2, True),
-             op_pattern="out_elemwise_fusable")
+             legalize=_legalize_conv_transpose, op_pattern="out_elemwise_fusable")
 def conv2d_transpose(
     data: Expr, weight: Expr, strides: IntOrSeq = (1, 1), padding: IntOrSeq = (0, 0),
     output_padding: IntOrSeq = (0, 0), dilation: IntOrSeq = (1, 1), groups: int = 1,
@@ -181,20 +287,7 @@ def conv2d_transpose(
 ) -> Call:
     """2-d transposed convolution (the gradient of conv2d w.r.t. its input); the kernel is
     (in channels, out channels / groups, kh, kw) in ``IOHW``."""
-    if not isinstance(output_padding, int) and len(tuple(output_padding)) not in (1, 2):
-        raise ValueError(f"conv2d_transpose: output_padding must have 1 or 2 values, got "
-                         f"{output_padding!r}")
-    out_pad = padding_tuple(output_padding, 2, "conv2d_transpose: output_padding")[:2]
     return make_call("relax.nn.conv2d_transpose", [data, weight], _attrs(
         Conv2DTransposeAttrs, 2, strides, padding, dilation, groups, data_layout, kernel_layout,
-        out_layout, out_dtype, "IO", output_padding=out_pad))
-
-
-@conv2d_transpose.legalize
-def _legalize_conv2d_transpose(bb: Any, call: Call) -> Expr:
-    from ...topi import nn
-
-    a = call.attrs
-    return te_call(bb, call, nn.conv_transpose, call.args[0], call.args[1], a.strides, a.padding,
-                   a.output_padding, a.dilation, a.groups, a.data_layout, a.kernel_layout,
-                   a.out_layout, a.out_dtype)
+        out_layout, out_dtype, "IO",
+        output_padding=_output_padding(output_padding, 2, "conv2d_transpose")))

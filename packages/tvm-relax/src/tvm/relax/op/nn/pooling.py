@@ -1,5 +1,9 @@
-"""Pooling: ``relax.nn.max_pool2d``, ``avg_pool2d``, ``adaptive_avg_pool2d``,
-``adaptive_max_pool2d``."""
+"""Pooling over 1, 2 or 3 spatial axes: ``relax.nn.max_pool{1,2,3}d``,
+``avg_pool{1,2,3}d``, ``adaptive_avg_pool{1,2,3}d`` and ``adaptive_max_pool{1,2,3}d``.
+
+The spatial axes are the ``D``/``H``/``W`` letters of ``layout`` (``NCW``, ``NCHW``,
+``NCDHW`` or channels-last ``NWC``, ``NHWC``, ``NDHWC``).
+"""
 
 from __future__ import annotations
 
@@ -9,16 +13,33 @@ from tvm.ffi import register_object
 from tvm.tir.expr import IntImm
 
 from ...expr import Call, Expr
-from ...struct_info import StructInfo
+from ...struct_info import StructInfo, TensorStructInfo
 from .._lower import te_call
 from .._utils import out_tensor
 from ..base import Attrs, arg_tensor, make_call, op_error, register_op
-from ._layout import check_layout, checked_spatial, dims_of, padding_tuple, window_tuple
+from ._layout import SPATIAL, check_layout, checked_spatial, dims_of, padding_tuple, window_tuple
 
-__all__ = ["max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "adaptive_max_pool2d",
-           "Pool2DAttrs", "AdaptivePool2DAttrs"]
+__all__ = [
+    "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
+    "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
+    "Pool1DAttrs", "Pool2DAttrs", "Pool3DAttrs",
+    "AdaptivePool1DAttrs", "AdaptivePool2DAttrs", "AdaptivePool3DAttrs",
+]
 
 IntOrSeq = Union[int, Sequence[int]]
+
+
+@register_object("relax.attrs.Pool1DAttrs")
+class Pool1DAttrs(Attrs):
+    pool_size: tuple = (1,)
+    strides: tuple = (1,)
+    padding: tuple = (0, 0)
+    dilation: tuple = (1,)
+    ceil_mode: bool = False
+    count_include_pad: bool = False
+    layout: str = "NCW"
+    out_layout: str = "NCW"
 
 
 @register_object("relax.attrs.Pool2DAttrs")
@@ -33,50 +54,48 @@ class Pool2DAttrs(Attrs):
     out_layout: str = "NCHW"
 
 
-def _infer_pool(call: Call, ctx: Any) -> StructInfo:
+@register_object("relax.attrs.Pool3DAttrs")
+class Pool3DAttrs(Attrs):
+    pool_size: tuple = (1, 1, 1)
+    strides: tuple = (1, 1, 1)
+    padding: tuple = (0, 0, 0, 0, 0, 0)
+    dilation: tuple = (1, 1, 1)
+    ceil_mode: bool = False
+    count_include_pad: bool = False
+    layout: str = "NCDHW"
+    out_layout: str = "NCDHW"
+
+
+_POOL_ATTRS = {1: Pool1DAttrs, 2: Pool2DAttrs, 3: Pool3DAttrs}
+_DEFAULT_LAYOUT = {1: "NCW", 2: "NCHW", 3: "NCDHW"}
+
+
+def _pool_input(call: Call) -> tuple[TensorStructInfo, Optional[dict]]:
+    """The data of a pooling (``len(layout)`` dimensions) and its dimensions by layout
+    letter (None: unknown)."""
     x = arg_tensor(call, 0)
+    ndim = len(call.attrs.layout)
+    if x.ndim not in (-1, ndim):
+        raise op_error(call, f"data must have {ndim} dimensions, got {x.ndim}")
+    return x, dims_of(call.attrs.layout, x.shape_values)
+
+
+def _infer_pool(call: Call, ctx: Any) -> StructInfo:
+    x, dims = _pool_input(call)
     a = call.attrs
-    if x.ndim not in (-1, 4):
-        raise op_error(call, f"data must have 4 dimensions, got {x.ndim}")
-    dims = dims_of(a.layout, x.shape_values)
+    nsp = len(a.layout) - 2
     if dims is None:
-        return out_tensor(x, None, ndim=4)
+        return out_tensor(x, None, ndim=nsp + 2)
     from ...topi.nn import pool_out_dim
 
-    for i, c in enumerate("HW"):
+    for i, c in enumerate(SPATIAL[nsp]):
         dims[c] = pool_out_dim(dims[c], a.pool_size[i], a.strides[i], a.dilation[i],
-                               a.padding[i], a.padding[i + 2], a.ceil_mode)
-    dims = checked_spatial(call, ctx, dims, "HW", "an output spatial size")
+                               a.padding[i], a.padding[i + nsp], a.ceil_mode)
+    dims = checked_spatial(call, ctx, dims, SPATIAL[nsp], "an output spatial size")
     return out_tensor(x, [dims[c] for c in a.out_layout], ctx=ctx)
 
 
-def _pool_builder(name: str, kind: str) -> Any:
-    op_name = f"relax.nn.{name}"
-
-    def builder(
-        data: Expr, pool_size: IntOrSeq = (1, 1), strides: IntOrSeq = (1, 1),
-        padding: IntOrSeq = (0, 0), dilation: IntOrSeq = (1, 1), ceil_mode: bool = False,
-        count_include_pad: bool = False, layout: str = "NCHW", out_layout: Optional[str] = None,
-    ) -> Call:
-        attrs = Pool2DAttrs(
-            pool_size=window_tuple(pool_size, 2, f"{name}: pool_size"),
-            strides=window_tuple(strides, 2, f"{name}: strides"),
-            padding=padding_tuple(padding, 2, f"{name}: padding"),
-            dilation=window_tuple(dilation, 2, f"{name}: dilation"),
-            ceil_mode=bool(ceil_mode), count_include_pad=bool(count_include_pad),
-            layout=check_layout(layout, "NC", 2, f"{name}: layout"),
-            out_layout=check_layout(out_layout or layout, "NC", 2, f"{name}: out_layout"),
-        )
-        return make_call(op_name, [data], attrs)
-
-    builder.__name__ = builder.__qualname__ = name
-    builder.__doc__ = (
-        f"2-d {'max' if kind == 'max' else 'average'} pooling over the H and W axes of "
-        "``layout``; padding (int, (h, w) or (top, left, bottom, right)) never counts in a max; "
-        "``count_include_pad`` makes the average divide by the padded window size; "
-        "``ceil_mode`` keeps a last partial window that starts inside the input."
-    )
-
+def _legalize_pool(kind: str) -> Any:
     def legalize(bb: Any, call: Call) -> Expr:
         from ...topi import nn
 
@@ -84,12 +103,57 @@ def _pool_builder(name: str, kind: str) -> Any:
         return te_call(bb, call, nn.pool, call.args[0], kind, a.pool_size, a.strides, a.padding,
                        a.dilation, a.ceil_mode, a.count_include_pad, a.layout, a.out_layout)
 
-    return register_op(op_name, inputs=("data",), attrs=Pool2DAttrs, infer=_infer_pool,
-                       legalize=legalize, op_pattern="out_elemwise_fusable")(builder)
+    return legalize
 
 
-max_pool2d = _pool_builder("max_pool2d", "max")
-avg_pool2d = _pool_builder("avg_pool2d", "avg")
+def _pool_builder(nsp: int, kind: str) -> Any:
+    name = f"{kind}_pool{nsp}d"
+    op_name = f"relax.nn.{name}"
+    attrs_cls = _POOL_ATTRS[nsp]
+    default_layout = _DEFAULT_LAYOUT[nsp]
+
+    def builder(
+        data: Expr, pool_size: IntOrSeq = 1, strides: IntOrSeq = 1, padding: IntOrSeq = 0,
+        dilation: IntOrSeq = 1, ceil_mode: bool = False, count_include_pad: bool = False,
+        layout: str = default_layout, out_layout: Optional[str] = None,
+    ) -> Call:
+        attrs = attrs_cls(
+            pool_size=window_tuple(pool_size, nsp, f"{name}: pool_size"),
+            strides=window_tuple(strides, nsp, f"{name}: strides"),
+            padding=padding_tuple(padding, nsp, f"{name}: padding"),
+            dilation=window_tuple(dilation, nsp, f"{name}: dilation"),
+            ceil_mode=bool(ceil_mode), count_include_pad=bool(count_include_pad),
+            layout=check_layout(layout, "NC", nsp, f"{name}: layout"),
+            out_layout=check_layout(out_layout or layout, "NC", nsp, f"{name}: out_layout"),
+        )
+        return make_call(op_name, [data], attrs)
+
+    builder.__name__ = builder.__qualname__ = name
+    builder.__doc__ = (
+        f"{nsp}-d {'max' if kind == 'max' else 'average'} pooling over the spatial axes of "
+        f"``layout``; padding (an int, {nsp} values or {2 * nsp}: all befores then all afters) "
+        "never counts in a max; ``count_include_pad`` makes the average divide by the padded "
+        "window size; ``ceil_mode`` keeps a last partial window that starts inside the input."
+    )
+    return register_op(op_name, inputs=("data",), attrs=attrs_cls, infer=_infer_pool,
+                       legalize=_legalize_pool(kind), op_pattern="out_elemwise_fusable")(builder)
+
+
+max_pool1d = _pool_builder(1, "max")
+max_pool2d = _pool_builder(2, "max")
+max_pool3d = _pool_builder(3, "max")
+avg_pool1d = _pool_builder(1, "avg")
+avg_pool2d = _pool_builder(2, "avg")
+avg_pool3d = _pool_builder(3, "avg")
+
+
+@register_object("relax.attrs.AdaptivePool1DAttrs")
+class AdaptivePool1DAttrs(Attrs):
+    """``output_size`` (None: the input's spatial size)."""
+
+    output_size: Optional[tuple] = None
+    layout: str = "NCW"
+    out_layout: str = "NCW"
 
 
 @register_object("relax.attrs.AdaptivePool2DAttrs")
@@ -101,51 +165,74 @@ class AdaptivePool2DAttrs(Attrs):
     out_layout: str = "NCHW"
 
 
+@register_object("relax.attrs.AdaptivePool3DAttrs")
+class AdaptivePool3DAttrs(Attrs):
+    """``output_size`` (None: the input's spatial size)."""
+
+    output_size: Optional[tuple] = None
+    layout: str = "NCDHW"
+    out_layout: str = "NCDHW"
+
+
+_ADAPTIVE_ATTRS = {1: AdaptivePool1DAttrs, 2: AdaptivePool2DAttrs, 3: AdaptivePool3DAttrs}
+
+
 def _infer_adaptive(call: Call, ctx: Any) -> StructInfo:
-    x = arg_tensor(call, 0)
+    x, dims = _pool_input(call)
     a = call.attrs
-    if x.ndim not in (-1, 4):
-        raise op_error(call, f"data must have 4 dimensions, got {x.ndim}")
-    dims = dims_of(a.layout, x.shape_values)
+    nsp = len(a.layout) - 2
     if dims is None:
-        return out_tensor(x, None, ndim=4)
+        return out_tensor(x, None, ndim=nsp + 2)
     if a.output_size is not None:
-        dims["H"], dims["W"] = (IntImm("int64", v) for v in a.output_size)
+        for c, v in zip(SPATIAL[nsp], a.output_size):
+            dims[c] = IntImm("int64", v)
     return out_tensor(x, [dims[c] for c in a.out_layout], ctx=ctx)
 
 
-def _adaptive_builder(name: str, kind: str) -> Any:
-    op_name = f"relax.nn.{name}"
-
-    def builder(
-        data: Expr, output_size: Optional[IntOrSeq] = None, layout: str = "NCHW",
-        out_layout: Optional[str] = None,
-    ) -> Call:
-        size = None if output_size is None else window_tuple(output_size, 2, f"{name}: output_size")
-        return make_call(op_name, [data], AdaptivePool2DAttrs(
-            output_size=size, layout=check_layout(layout, "NC", 2, f"{name}: layout"),
-            out_layout=check_layout(out_layout or layout, "NC", 2, f"{name}: out_layout")))
-
-    builder.__name__ = builder.__qualname__ = name
-    builder.__doc__ = (
-        f"Adaptive 2-d {'max' if kind == 'max' else 'average'} pooling to ``output_size``: "
-        "output cell i of a size-n axis pools [floor(i*n/out), ceil((i+1)*n/out))."
-    )
-
+def _legalize_adaptive(kind: str) -> Any:
     def legalize(bb: Any, call: Call) -> Expr:
         from ...topi import nn
 
         a = call.attrs
         x = call.args[0].struct_info
         dims = dict(zip(a.layout, x.shape_values))
-        size = a.output_size if a.output_size is not None else (dims["H"], dims["W"])
+        spatial = SPATIAL[len(a.layout) - 2]
+        size = a.output_size if a.output_size is not None else tuple(dims[c] for c in spatial)
         return te_call(bb, call, nn.adaptive_pool, call.args[0], kind, size, a.layout,
                        a.out_layout)
 
-    return register_op(op_name, inputs=("data",), attrs=AdaptivePool2DAttrs,
-                       infer=_infer_adaptive, legalize=legalize,
+    return legalize
+
+
+def _adaptive_builder(nsp: int, kind: str) -> Any:
+    name = f"adaptive_{kind}_pool{nsp}d"
+    op_name = f"relax.nn.{name}"
+    attrs_cls = _ADAPTIVE_ATTRS[nsp]
+    default_layout = _DEFAULT_LAYOUT[nsp]
+
+    def builder(
+        data: Expr, output_size: Optional[IntOrSeq] = None, layout: str = default_layout,
+        out_layout: Optional[str] = None,
+    ) -> Call:
+        size = None if output_size is None else window_tuple(
+            output_size, nsp, f"{name}: output_size")
+        return make_call(op_name, [data], attrs_cls(
+            output_size=size, layout=check_layout(layout, "NC", nsp, f"{name}: layout"),
+            out_layout=check_layout(out_layout or layout, "NC", nsp, f"{name}: out_layout")))
+
+    builder.__name__ = builder.__qualname__ = name
+    builder.__doc__ = (
+        f"Adaptive {nsp}-d {'max' if kind == 'max' else 'average'} pooling to ``output_size``: "
+        "output cell i of a size-n axis pools [floor(i*n/out), ceil((i+1)*n/out))."
+    )
+    return register_op(op_name, inputs=("data",), attrs=attrs_cls, infer=_infer_adaptive,
+                       legalize=_legalize_adaptive(kind),
                        op_pattern="out_elemwise_fusable")(builder)
 
 
-adaptive_avg_pool2d = _adaptive_builder("adaptive_avg_pool2d", "avg")
-adaptive_max_pool2d = _adaptive_builder("adaptive_max_pool2d", "max")
+adaptive_avg_pool1d = _adaptive_builder(1, "avg")
+adaptive_avg_pool2d = _adaptive_builder(2, "avg")
+adaptive_avg_pool3d = _adaptive_builder(3, "avg")
+adaptive_max_pool1d = _adaptive_builder(1, "max")
+adaptive_max_pool2d = _adaptive_builder(2, "max")
+adaptive_max_pool3d = _adaptive_builder(3, "max")
