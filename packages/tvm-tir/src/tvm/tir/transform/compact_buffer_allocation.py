@@ -8,7 +8,9 @@ variable per kernel), for every ``Allocate`` (+ its ``DeclBuffer``) whose scope 
 ``global`` nor empty, this pass
 
 * finds the innermost loop or kernel launch attribute enclosing every access (their lowest
-  common ancestor) and moves the allocation to the top of its body;
+  common ancestor) and moves the allocation to the top of its body — but a ``local`` buffer
+  is not moved into a serial loop of a kernel, whose iterations may carry a value in it
+  (a scan's running total read before it is written in the iteration);
 * shrinks each dimension to the span of indices accessed there, when that span has a
   constant length, and shifts the accesses by the span's start.  The loops inside the
   ancestor are relaxed to their ranges; thread indices are relaxed for ``shared`` buffers
@@ -105,6 +107,17 @@ def _lca_depth(chains: list[list[Stmt]]) -> int:
     return depth
 
 
+def _outside_serial_loops(chain: list[Stmt], depth: int, in_kernel: bool) -> int:
+    """``depth`` capped so that the allocation stays outside the first loop inside a kernel
+    (a thread's private buffer keeps its value from one iteration to the next)."""
+    for k in range(depth):
+        if _is_thread_attr(chain[k]):
+            in_kernel = True
+        elif isinstance(chain[k], For) and in_kernel:
+            return k
+    return depth
+
+
 def _plan(alloc: Allocate, decl: DeclBuffer, outer_threads: list[AttrStmt]
           ) -> Optional[tuple[Optional[Stmt], Buffer, list[PrimExpr]]]:
     """(LCA loop or launch attribute, compacted buffer, per-dimension offsets), or None to
@@ -119,6 +132,8 @@ def _plan(alloc: Allocate, decl: DeclBuffer, outer_threads: list[AttrStmt]
     if not acc.sites:
         return None
     depth = _lca_depth([scopes for scopes, _ in acc.sites])
+    if alloc.scope == "local" or alloc.scope.startswith("local."):
+        depth = _outside_serial_loops(acc.sites[0][0], depth, bool(outer_threads))
     lca = acc.sites[0][0][depth - 1] if depth else None
     shared = alloc.scope == "shared"
     ana = Analyzer()
