@@ -88,8 +88,19 @@ def _all_dists_install(session: nox.Session) -> None:
 def e2e(session: nox.Session) -> None:
     """Cross-package end-to-end tests with every distribution installed."""
     _all_dists_install(session)
+    session.install("onnx>=1.14", "onnxruntime")  # tests/onnx (frontend end to end)
     session.run("pytest", str(ROOT / "tests"), "--ignore", str(ROOT / "tests" / "plugins"),
                 *session.posargs, success_codes=[0, 5])
+
+
+@nox.session
+def onnx_node_suite(session: nox.Session) -> None:
+    """The whole ONNX backend node suite through import -> relax.build(llvm) -> VM; writes
+    tests/onnx/results/node_suite.{json,md} (passed / failed / unsupported per op type).
+    Not in the default sessions: it takes about 15-20 minutes on 2 cores."""
+    _all_dists_install(session)
+    session.install("onnx>=1.14", "onnxruntime")
+    session.run("python", str(ROOT / "tests" / "onnx" / "node_suite.py"), *session.posargs)
 
 
 @nox.session

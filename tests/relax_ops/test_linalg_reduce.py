@@ -87,3 +87,15 @@ def test_scan_dtype_and_symbolic():
     x = rng.random((5, 2)).astype("float32")
     np.testing.assert_allclose(run_op(lambda t: op.cumsum(t, 0), [x], shapes=[[n, 2]]),
                                np.cumsum(x, 0), rtol=1e-5)
+
+
+def test_float_max_min_of_infinities_and_empty_axes():
+    x = np.array([[-np.inf, -np.inf], [1.0, -np.inf]], "float32")
+    np.testing.assert_array_equal(run_op(lambda t: op.max(t, axis=[1]), [x]), [-np.inf, 1.0])
+    np.testing.assert_array_equal(run_op(lambda t: op.min(t, axis=[1]), [-x]), [np.inf, -1.0])
+    empty = np.zeros((2, 0), "float32")
+    np.testing.assert_array_equal(run_op(lambda t: op.max(t, axis=[1]), [empty]), [-np.inf] * 2)
+    np.testing.assert_array_equal(run_op(lambda t: op.min(t, axis=[1]), [empty]), [np.inf] * 2)
+    ints = np.zeros((2, 0), "int32")
+    np.testing.assert_array_equal(run_op(lambda t: op.max(t, axis=[1]), [ints]),
+                                  [np.iinfo("int32").min] * 2)

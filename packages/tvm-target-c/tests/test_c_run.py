@@ -137,6 +137,26 @@ def test_math_intrinsics(math_module, name, dtype):
     np.testing.assert_allclose(b.astype("float64"), expected, rtol=tol, atol=tol)
 
 
+_INVERSE_TRIG = {  # name -> (numpy reference, input range): libm asin/asinf ... atanh/atanhf
+    "asin": (np.arcsin, (-1, 1)), "acos": (np.arccos, (-1, 1)), "atan": (np.arctan, (-9, 9)),
+    "sinh": (np.sinh, (-4, 4)), "cosh": (np.cosh, (-4, 4)), "asinh": (np.arcsinh, (-9, 9)),
+    "acosh": (np.arccosh, (1, 9)), "atanh": (np.arctanh, (-0.99, 0.99)),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_inverse_and_hyperbolic_math(dtype):
+    mod = build(*[unary_map(f"t_{name}_{dtype}", dtype, lambda x, i, f=getattr(tir.op, name): f(x))
+                  for name in _INVERSE_TRIG])
+    for name, (ref, (lo, hi)) in _INVERSE_TRIG.items():
+        a = np.linspace(lo, hi, 33).astype(dtype)
+        b = np.zeros_like(a)
+        mod[f"t_{name}_{dtype}"](a, b)
+        tol = {"float16": 2e-3, "float32": 2e-6, "float64": 1e-12}[dtype]
+        np.testing.assert_allclose(b.astype("float64"), ref(a.astype("float64")), rtol=tol,
+                                   atol=tol, err_msg=name)
+
+
 def test_binary_math_and_predicates(math_module):
     x = np.linspace(0.5, 2.0, 9).astype("float32")
     y = np.linspace(-1.0, 1.5, 9).astype("float32")

@@ -30,6 +30,8 @@ UNARY = {
     "atan": (np.arctan, (-10, 10)), "asin": (np.arcsin, (-1, 1)), "log1p": (np.log1p, (-0.5, 10)),
     "expm1": (np.expm1, (-5, 5)), "sinh": (np.sinh, (-5, 5)), "cosh": (np.cosh, (-5, 5)),
     "exp10": (lambda x: np.power(10.0, x), (-5, 5)),
+    "acos": (np.arccos, (-1, 1)), "asinh": (np.arcsinh, (-10, 10)),
+    "acosh": (np.arccosh, (1.5, 10)), "atanh": (np.arctanh, (-0.99, 0.99)),
 }
 
 

@@ -105,6 +105,19 @@ def test_floordiv_and_floormod_use_loop_ranges(use_arith):
     assert_structural_equal(out.body.body, BufferStore(B, A[i], (i,)))
 
 
+def test_symbolic_loop_range_holds_only_inside_the_loop():
+    """``for k in range(g)`` proves ``g > 0`` in its body, not after it (g may be <= 0)."""
+    a = Var("a", "handle")
+    A = decl_buffer((2,), "int32", "A")
+    g, k = Var("g"), Var("k")
+    inside = BufferStore(A, Select(GE(g, 1), convert(1), convert(2)), (0,))
+    after = BufferStore(A, Select(GE(g, 1), convert(3), convert(4)), (1,))
+    out = simplify(func_of([a, g], SeqStmt([For(k, 0, g, body=inside), after]), {a: A}))
+    loop, tail = out.body.seq
+    assert_structural_equal(loop.body, BufferStore(A, convert(1), (0,)))
+    assert isinstance(tail.value, Select)
+
+
 def test_provable_assert_is_dropped_and_unprovable_kept():
     a = Var("a", "handle")
     A = decl_buffer((8,), "int32", "A")

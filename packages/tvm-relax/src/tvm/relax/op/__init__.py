@@ -4,16 +4,17 @@ Each family module declares its operators with :func:`~tvm.relax.op.base.registe
 (name, inputs, Attrs class, StructInfo inference, later the legalization) in one place.
 """
 
-from . import base, builtin, image, nn
+from . import base, builtin, image, nn, vision
 from .base import Attrs, OpSpec, get_op_spec, make_call, register_op
 from .binary import *  # noqa: F403
 from .binary import BINARY_OPS
 from .call import call_dps_packed, call_pure_packed, call_tir, null_value, shape_of
-from .linear_algebra import MatmulAttrs, matmul
+from .linear_algebra import EinsumAttrs, MatmulAttrs, einsum, matmul
 from .manipulate import PermuteDimsAttrs, permute_dims, reshape
 from .unary import *  # noqa: F403
 from .unary import UNARY_OPS, AstypeAttrs, ClipAttrs, astype, clip
 from .create import *  # noqa: F403
+from .dynamic import *  # noqa: F403
 from .index import *  # noqa: F403
 from .movement import *  # noqa: F403
 from .search import *  # noqa: F403

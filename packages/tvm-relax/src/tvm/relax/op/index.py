@@ -1,5 +1,5 @@
 """Indexing operators: ``take``, ``strided_slice``, ``gather_elements``, ``gather_nd``,
-``scatter_elements``.
+``scatter_elements``, ``scatter_nd``, ``one_hot``.
 
 Indices are integer tensors; negative indices count from the end of the axis.
 """
@@ -11,18 +11,19 @@ from typing import Any, Optional, Sequence
 from tvm.ffi import register_object
 from tvm.tir.expr import IntImm, Max, Min, PrimExpr
 
-from ..expr import Call, Expr
-from ..struct_info import StructInfo, TensorStructInfo
+from ..expr import Call, Expr, PrimValue, const as relax_const
+from ..struct_info import PrimStructInfo, StructInfo, TensorStructInfo
 from ._elementwise import is_int_or_bool
 from ._infer import dim_str, shape_str
 from ._lower import prim_func_call, te_call
 from ._utils import const_dim, int_tuple, out_tensor, unique_axes
-from .base import Attrs, arg_tensor, make_call, normalize_axis, op_error, register_op
+from .base import Attrs, arg_sinfo, arg_tensor, make_call, normalize_axis, op_error, register_op
 
 __all__ = [
     "take", "strided_slice", "gather_elements", "gather_nd", "scatter_elements",
     "TakeAttrs", "StridedSliceAttrs", "GatherElementsAttrs", "GatherNDAttrs",
-    "ScatterElementsAttrs", "slice_bounds",
+    "ScatterElementsAttrs", "slice_bounds", "scatter_nd", "ScatterNDAttrs", "one_hot",
+    "OneHotAttrs",
 ]
 
 _BIG = 2**31 - 1
@@ -337,3 +338,140 @@ def _legalize_scatter_elements(bb: Any, call: Call) -> Expr:
     func = scatter_elements_func(data.shape_values, data.dtype, idx.shape_values, idx.dtype,
                                  call.attrs.axis % data.ndim, call.attrs.reduction)
     return prim_func_call(bb, call, func, list(call.args), call.struct_info)
+
+
+# -- scatter_nd ----------------------------------------------------------------------------------------
+@register_object("relax.attrs.ScatterNDAttrs")
+class ScatterNDAttrs(Attrs):
+    """``reduction``: update (later updates win), add, mul, min or max."""
+
+    reduction: str = "update"
+
+
+@register_op("relax.scatter_nd", inputs=("data", "indices", "updates"), attrs=ScatterNDAttrs,
+             op_pattern="opaque")
+def scatter_nd(data: Expr, indices: Expr, updates: Expr, reduction: str = "update") -> Call:
+    """ONNX ScatterND: ``data`` with ``updates[p, ...]`` written at ``data[indices[p], ...]``
+    for every position ``p`` of ``indices[..., :]`` (its last axis, of length k, addresses
+    the first k dimensions of ``data``; negative indices count from the end); ``reduction``
+    none (= update), add, mul, min or max combines with the current value."""
+    reduction = "update" if reduction == "none" else reduction
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"scatter_nd: reduction must be one of none, {', '.join(_REDUCTIONS)}; "
+                         f"got {reduction!r}")
+    return make_call("relax.scatter_nd", [data, indices, updates],
+                     ScatterNDAttrs(reduction=reduction))
+
+
+@scatter_nd.infer
+def _infer_scatter_nd(call: Call, ctx: Any) -> StructInfo:
+    data = arg_tensor(call, 0)
+    idx = _check_indices(call, 1)
+    upd = arg_tensor(call, 2)
+    if not data.is_unknown_dtype and not upd.is_unknown_dtype and data.dtype != upd.dtype:
+        raise op_error(call, f"updates must have data's dtype {data.dtype}, got {upd.dtype}")
+    if idx.ndim == 0:
+        raise op_error(call, "indices must have at least one dimension")
+    if data.shape_values is None or idx.shape_values is None:
+        return data
+    dv, iv = data.shape_values, idx.shape_values
+    k = const_dim(iv[-1])
+    if k is None:
+        raise op_error(call, "the last dimension of indices must be a constant")
+    if not 1 <= k <= data.ndim:
+        raise op_error(call, f"indices address {k} dimension(s) of data with "
+                             f"{data.ndim} dimension(s) (shape {shape_str(dv)})")
+    expected = [*iv[:-1], *dv[k:]]
+    if upd.shape_values is not None:
+        from ..analysis.struct_info_analysis import prim_equal
+
+        uv = upd.shape_values
+        if len(uv) != len(expected) or any(
+            prim_equal(a, b, getattr(ctx, "analyzer", None)) is False
+            for a, b in zip(uv, expected)
+        ):
+            raise op_error(call, f"updates must have shape indices.shape[:-1] + data.shape[{k}:] "
+                                 f"= {shape_str(expected)}, got {shape_str(uv)}")
+    return data
+
+
+@scatter_nd.legalize
+def _legalize_scatter_nd(bb: Any, call: Call) -> Expr:
+    from ..topi.scatter import scatter_nd_func
+
+    data, idx = call.args[0].struct_info, call.args[1].struct_info
+    func = scatter_nd_func(data.shape_values, data.dtype, idx.shape_values, idx.dtype,
+                           call.attrs.reduction)
+    return prim_func_call(bb, call, func, list(call.args), call.struct_info)
+
+
+# -- one_hot -----------------------------------------------------------------------------------------
+@register_object("relax.attrs.OneHotAttrs")
+class OneHotAttrs(Attrs):
+    """``axis``: where the new axis of length ``depth`` goes in the result."""
+
+    axis: int = -1
+
+
+@register_op("relax.one_hot", inputs=("indices", "depth", "values"), attrs=OneHotAttrs,
+             op_pattern="injective")
+def one_hot(
+    indices: Expr, depth: Any, values: Any = (0.0, 1.0), axis: int = -1,
+    dtype: str = "float32",
+) -> Call:
+    """ONNX OneHot: a new axis ``axis`` of length ``depth`` holding ``values[1]`` (on) where
+    its position equals the index and ``values[0]`` (off) elsewhere.
+
+    ``depth``: an int, a PrimExpr or a PrimValue expression (int); ``values``: a tensor
+    ``[off, on]`` (2 elements, its dtype is the result's) or a Python pair (off, on) made a
+    constant of ``dtype``.  Indices in ``[-depth, depth)`` are valid (negative ones count
+    from the end); others give an all-off slice.
+    """
+    if isinstance(values, (list, tuple)):
+        if len(values) != 2:
+            raise ValueError(f"one_hot: values must be (off, on), got {values!r}")
+        import numpy as np
+
+        from tvm.ffi.dtype import to_numpy_dtype
+
+        values = relax_const(np.array(values, dtype=to_numpy_dtype(dtype)))
+    if isinstance(depth, bool):
+        raise TypeError("one_hot: depth must be an integer, got a bool")
+    if isinstance(depth, (int, PrimExpr)):
+        depth = PrimValue(IntImm("int64", depth) if isinstance(depth, int) else depth)
+    return make_call("relax.one_hot", [indices, depth, values], OneHotAttrs(axis=int(axis)))
+
+
+@one_hot.infer
+def _infer_one_hot(call: Call, ctx: Any) -> StructInfo:
+    idx = _check_indices(call, 0)
+    depth = arg_sinfo(call, 1)
+    values = arg_tensor(call, 2)
+    if not isinstance(depth, PrimStructInfo) or (
+            depth.dtype != "void" and not depth.dtype.startswith(("int", "uint"))):
+        raise op_error(call, "argument 'depth' must be an integer scalar (PrimValue)")
+    if values.ndim not in (-1, 1) or (values.shape_values is not None and
+                                      const_dim(values.shape_values[0]) not in (None, 2)):
+        raise op_error(call, "values must be a tensor of 2 elements [off, on]")
+    if idx.ndim == -1:
+        return TensorStructInfo(None, values.dtype, -1, values.vdevice)
+    ndim = idx.ndim + 1
+    axis = normalize_axis(call, call.attrs.axis, ndim)
+    depth_value = depth.value
+    if isinstance(depth_value, IntImm) and depth_value.value < 0:
+        raise op_error(call, f"depth must not be negative, got {depth_value.value}")
+    if idx.shape_values is None or depth_value is None:
+        return TensorStructInfo(None, values.dtype, ndim, values.vdevice)
+    shape = list(idx.shape_values)
+    shape.insert(axis, depth_value)
+    return out_tensor(values, shape, ctx=ctx)
+
+
+@one_hot.legalize
+def _legalize_one_hot(bb: Any, call: Call) -> Expr:
+    from ..topi import transform
+
+    ndim = call.args[0].struct_info.ndim + 1
+    depth = call.struct_info.shape_values[call.attrs.axis % ndim]
+    return te_call(bb, call, transform.one_hot, call.args[0], call.args[2], depth,
+                   call.attrs.axis % ndim)

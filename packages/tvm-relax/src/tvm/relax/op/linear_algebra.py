@@ -1,4 +1,4 @@
-"""Linear algebra operators: ``matmul``."""
+"""Linear algebra operators: ``matmul``, ``einsum``."""
 
 from __future__ import annotations
 
@@ -7,12 +7,13 @@ from typing import Any, Optional
 from tvm.ffi import register_object
 
 from ..analysis.struct_info_analysis import prim_equal
-from ..expr import Call, Expr, ShapeExpr
-from ..struct_info import StructInfo, TensorStructInfo, canonical_dtype
+from ..expr import Call, Expr, ShapeExpr, Tuple, TupleGetItem
+from ..struct_info import StructInfo, TensorStructInfo, TupleStructInfo, canonical_dtype
 from ._infer import broadcast_shapes, dim_str
-from .base import Attrs, arg_tensor, make_call, op_error, register_op
+from ._utils import out_tensor
+from .base import Attrs, arg_sinfo, arg_tensor, make_call, op_error, register_op
 
-__all__ = ["matmul", "MatmulAttrs"]
+__all__ = ["matmul", "MatmulAttrs", "einsum", "EinsumAttrs"]
 
 
 @register_object("relax.attrs.MatmulAttrs")
@@ -84,3 +85,81 @@ def _legalize_matmul(bb: Any, call: Call) -> Any:
     from ._lower import te_call
 
     return te_call(bb, call, linalg.matmul, call.args[0], call.args[1], call.attrs.out_dtype)
+
+
+# -- einsum ------------------------------------------------------------------------------------------
+@register_object("relax.attrs.EinsumAttrs")
+class EinsumAttrs(Attrs):
+    """``subscripts``: numpy/ONNX einsum equation, e.g. ``"bij,bjk->bik"``."""
+
+    subscripts: str = ""
+
+
+@register_op("relax.einsum", inputs=("operands",), attrs=EinsumAttrs,
+             op_pattern="out_elemwise_fusable")
+def einsum(operands: Any, subscripts: str) -> Call:
+    """numpy ``einsum`` of the tensors ``operands`` (a list or a tuple expression):
+    explicit (``"ij,jk->ik"``) or implicit (``"ij,jk"``) output, ``...`` for broadcast
+    dimensions, a subscript repeated in one operand takes its diagonal (``"ii->i"``);
+    labels missing from the output are summed over."""
+    if not isinstance(subscripts, str):
+        raise TypeError(f"einsum: subscripts must be a str, got {subscripts!r}")
+    if isinstance(operands, (list, tuple)):
+        if not operands:
+            raise ValueError("einsum: needs at least one operand")
+        terms = subscripts.replace(" ", "").partition("->")[0].split(",")
+        if len(terms) != len(operands):
+            raise ValueError(f"einsum: subscripts {subscripts!r} name {len(terms)} operand(s), "
+                             f"given {len(operands)}")
+        operands = Tuple(list(operands))
+    return make_call("relax.einsum", [operands], EinsumAttrs(subscripts=subscripts))
+
+
+def _einsum_operands(call: Call) -> list[TensorStructInfo]:
+    tup = arg_sinfo(call, 0)
+    if not isinstance(tup, TupleStructInfo):
+        raise op_error(call, "argument 'operands' must be a tuple of tensors")
+    out = []
+    for k, f in enumerate(tup.fields):
+        if not isinstance(f, TensorStructInfo):
+            raise op_error(call, f"operand {k} must be a tensor")
+        out.append(f)
+    if not out:
+        raise op_error(call, "needs at least one operand")
+    return out
+
+
+@einsum.infer
+def _infer_einsum(call: Call, ctx: Any) -> StructInfo:
+    from ..topi.linalg import einsum_label_sizes, parse_einsum
+
+    ops = _einsum_operands(call)
+    dtypes = {t.dtype for t in ops if not t.is_unknown_dtype}
+    if len(dtypes) > 1:
+        raise op_error(call, f"operands must have one dtype, got {', '.join(sorted(dtypes))}")
+    dtype = dtypes.pop() if dtypes else "void"
+    like = TensorStructInfo(None, dtype, -1, ops[0].vdevice)
+    if any(t.ndim == -1 for t in ops):
+        return like
+    try:
+        labels, out = parse_einsum(call.attrs.subscripts, [t.ndim for t in ops])
+    except ValueError as err:
+        raise op_error(call, str(err).removeprefix("einsum: ")) from None
+    if any(t.shape_values is None for t in ops):
+        return out_tensor(like, None, ndim=len(out))
+    try:
+        sizes = einsum_label_sizes(labels, [t.shape_values for t in ops])
+    except ValueError as err:
+        raise op_error(call, str(err).removeprefix("einsum: ")) from None
+    return out_tensor(like, [sizes[label] for label in out], ctx=ctx)
+
+
+@einsum.legalize
+def _legalize_einsum(bb: Any, call: Call) -> Any:
+    from ..topi import linalg
+    from ._lower import te_call
+
+    tup = call.args[0]
+    fields = tup.fields if isinstance(tup, Tuple) else [
+        bb.normalize_argument(TupleGetItem(tup, i)) for i in range(len(tup.struct_info.fields))]
+    return te_call(bb, call, lambda *ts: linalg.einsum(call.attrs.subscripts, *ts), *fields)

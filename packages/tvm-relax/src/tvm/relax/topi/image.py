@@ -7,12 +7,15 @@ import itertools
 from typing import Any, Optional, Sequence
 
 from tvm import te, tir
-from tvm.tir.expr import GE, IntImm, LT, Max, Min, PrimExpr, Select
+from tvm.tir.expr import GE, FloorMod, IntImm, LT, Max, Min, PrimExpr, Select
 
 from ._util import cast, int64, is_float
 from .nn import Layout
 
-__all__ = ["resize", "resize2d", "source_coordinate", "COORDINATE_MODES", "ROUNDING_METHODS"]
+__all__ = [
+    "resize", "resize2d", "grid_sample", "source_coordinate", "COORDINATE_MODES",
+    "ROUNDING_METHODS", "GRID_SAMPLE_METHODS", "GRID_SAMPLE_PADDING",
+]
 
 COORDINATE_MODES = (
     "half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel", "tf_half_pixel_for_nn",
@@ -171,3 +174,137 @@ def _tap_tables(axis: str, n_in: PrimExpr, n_out: PrimExpr, mode: str, ft: str, 
     return pos, norm
 
 
+
+
+# -- grid_sample -------------------------------------------------------------------------------
+GRID_SAMPLE_METHODS = ("bilinear", "nearest", "bicubic")
+GRID_SAMPLE_PADDING = ("zeros", "border", "reflection")
+
+
+def _reflect(x: PrimExpr, lo: PrimExpr, hi: PrimExpr) -> PrimExpr:
+    """``x`` reflected by the near border until it lies in ``[lo, hi]`` (ONNX GridSample)."""
+    ft = x.dtype
+    span = hi - lo
+    below = LT(x, lo)
+    dx = Select(below, lo - x, x - hi)
+    n = tir.floor(dx / span)
+    r = dx - n * span
+    even = tir.EQ(n - cast(2, ft) * tir.floor(n / cast(2, ft)), cast(0, ft))
+    folded = Select(below, Select(even, lo + r, hi - r), Select(even, hi - r, lo + r))
+    outside = tir.any(below, tir.GT(x, hi))
+    return Select(tir.all(outside, tir.GT(span, cast(0, ft))), folded,
+                  Select(outside, lo, x))
+
+
+def _reflect_index(i: PrimExpr, n: PrimExpr, align_corners: bool) -> PrimExpr:
+    """Integer tap ``i`` reflected into ``[0, n)``: about the pixel edges (period ``2n``)
+    or, with ``align_corners``, about the corner centres (period ``2(n - 1)``)."""
+    one = IntImm("int64", 1)
+    if align_corners:
+        period = Max((n - one) * 2, one)
+        m = FloorMod(i, period)
+        return Select(LT(m, n), m, period - m)
+    m = FloorMod(i, n * 2)
+    return Select(LT(m, n), m, n * 2 - one - m)
+
+
+def grid_sample(
+    data: te.Tensor, grid: te.Tensor, method: str = "bilinear", padding_mode: str = "zeros",
+    align_corners: bool = False,
+) -> te.Tensor:
+    """Sample channel-first ``data`` (N, C, *in) at the normalised positions of ``grid``
+    (N, *out, nsp), whose last axis lists coordinates fastest axis first (x, y[, z]) in
+    [-1, 1]; the result is (N, C, *out).
+
+    Follows ONNX GridSample / PyTorch ``grid_sample``: ``align_corners`` maps -1 and 1 to
+    the centres (else the outer edges) of the corner pixels; a position outside the
+    borders is clamped (``border``, except for bicubic, as PyTorch and onnxruntime do) or
+    reflected (``reflection``) first; taps outside the input read 0 (``zeros``), the
+    nearest border pixel (``border``) or their reflection.
+    ``bicubic`` uses Keys' kernel with a = -0.75; ``nearest`` rounds half to even (2-d)
+    or half away from zero (3-d).
+    """
+    if method not in GRID_SAMPLE_METHODS:
+        raise ValueError(f"grid_sample: unknown method {method!r}")
+    if padding_mode not in GRID_SAMPLE_PADDING:
+        raise ValueError(f"grid_sample: unknown padding_mode {padding_mode!r}")
+    nsp = len(data.shape) - 2
+    in_sizes = [int64(s) for s in data.shape[2:]]
+    out_shape = (data.shape[0], data.shape[1], *grid.shape[1:-1])
+    ft = data.dtype if is_float(data.dtype) else "float32"
+    zero, one, half = cast(0, ft), cast(1, ft), cast(0.5, ft)
+
+    def borders(k: int) -> tuple[PrimExpr, PrimExpr]:
+        size = cast(in_sizes[k], ft)
+        return (zero, size - one) if align_corners else (-half, size - half)
+
+    def coordinate(k: int) -> te.Tensor:
+        """The (padded) input coordinate along spatial axis ``k`` of every output position."""
+
+        def f(n: PrimExpr, *o: PrimExpr) -> PrimExpr:
+            g = cast(grid(n, *o, IntImm("int64", nsp - 1 - k)), ft)
+            size = cast(in_sizes[k], ft)
+            x = (g + one) / cast(2, ft) * (size - one) if align_corners else \
+                ((g + one) * size - one) / cast(2, ft)
+            if method == "nearest":
+                x = tir.op.nearbyint(x) if nsp != 3 else _round(x, "round")
+            lo, hi = borders(k)
+            if padding_mode == "border" and method != "bicubic":
+                x = Select(tir.any(LT(x, lo), tir.GT(x, hi)), Min(Max(x, zero), size - one), x)
+            elif padding_mode == "reflection":
+                x = _reflect(x, lo, hi)
+            return x
+
+        return te.compute(grid.shape[:-1], f, name=f"grid_sample_coord{k}")
+
+    coords = [coordinate(k) for k in range(nsp)]
+
+    def tap(i: PrimExpr, k: int) -> tuple[PrimExpr, PrimExpr]:
+        """(index to read, inside) for integer tap ``i`` of axis ``k``."""
+        if padding_mode == "border":
+            return _clamp(i, in_sizes[k]), IntImm("bool", 1)
+        if padding_mode == "reflection":
+            return _reflect_index(i, in_sizes[k], align_corners), IntImm("bool", 1)
+        inside = tir.all(GE(i, IntImm("int64", 0)), LT(i, in_sizes[k]))
+        return _clamp(i, in_sizes[k]), inside
+
+    if method == "nearest":
+        offsets = [0]
+    elif method == "bilinear":
+        offsets = [0, 1]
+    else:
+        offsets = [-1, 0, 1, 2]
+
+    def weight(frac: PrimExpr, t: int) -> PrimExpr:
+        if method == "bilinear":
+            return one - frac if t == 0 else frac
+        return _cubic_weight(tir.abs(frac - cast(t, ft)), -0.75)
+
+    def f(n: PrimExpr, c: PrimExpr, *o: PrimExpr) -> PrimExpr:
+        xs = [coords[k](n, *o) for k in range(nsp)]
+        if method == "nearest":
+            bases, fracs = [cast(x, "int64") for x in xs], None
+        else:
+            floors = [tir.floor(x) for x in xs]
+            bases = [cast(fl, "int64") for fl in floors]
+            fracs = [x - fl for x, fl in zip(xs, floors)]
+        total = None
+        for taps in itertools.product(offsets, repeat=nsp):
+            idx, conds, w = [], [], None
+            for k, t in enumerate(taps):
+                i, inside = tap(bases[k] + t, k)
+                idx.append(i)
+                conds.append(inside)
+                if fracs is not None:
+                    wk = weight(fracs[k], t)
+                    w = wk if w is None else w * wk
+            value = cast(data(n, c, *idx), ft)
+            if padding_mode == "zeros":
+                value = Select(tir.all(*conds), value, zero)
+            term = value if w is None else value * w
+            total = term if total is None else total + term
+        if not is_float(data.dtype):
+            total = tir.op.nearbyint(total)
+        return cast(total, data.dtype)
+
+    return te.compute(out_shape, f, name="grid_sample")

@@ -12,7 +12,15 @@ from ._util import cast, is_float, prod, simplify
 __all__ = ["reduce", "mean", "variance", "std", "arg_reduce"]
 
 _prod = te.comm_reducer(lambda x, y: x * y, lambda t: cast(1, t), name="prod")
-REDUCERS = {"sum": te.sum, "max": te.max, "min": te.min, "prod": _prod}
+# Float max/min start from -inf/+inf (not the lowest/highest finite value), so a row of
+# -inf (or an empty reduction) gives -inf like numpy and ONNX; integers use their limits.
+_max = te.comm_reducer(
+    lambda x, y: tir.Max(x, y),
+    lambda t: tir.neg_infinity(t) if is_float(t) else tir.min_value(t), name="max")
+_min = te.comm_reducer(
+    lambda x, y: tir.Min(x, y),
+    lambda t: tir.infinity(t) if is_float(t) else tir.max_value(t), name="min")
+REDUCERS = {"sum": te.sum, "max": _max, "min": _min, "prod": _prod}
 
 
 def _split(x: te.Tensor, axes: Sequence[int], keepdims: bool) -> tuple[tuple, list]:
@@ -46,6 +54,10 @@ def reduce(x: te.Tensor, kind: str, axes: Sequence[int], keepdims: bool = False)
     shape, raxes = _split(x, axes, keepdims)
     if not raxes:
         return te.compute(shape, lambda *i: x(*i), name=f"T_{kind}")
+    if any(isinstance(d, tir.IntImm) and d.value == 0 for d in (x.shape[a] for a in axes)):
+        # an empty reduction is its identity (a zero-extent loop would never run its init)
+        identity = reducer.fidentity(x.dtype)
+        return te.compute(shape, lambda *i: identity, name=f"T_{kind}")
 
     def f(*i: Any) -> PrimExpr:
         return reducer(x(*_source_index(x, axes, keepdims, i, raxes)), axis=raxes)

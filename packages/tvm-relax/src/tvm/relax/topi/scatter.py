@@ -1,4 +1,5 @@
-"""``scatter_elements`` as a hand-written TIR PrimFunc: copy, then apply every update in order."""
+"""``scatter_elements`` and ``scatter_nd`` as hand-written TIR PrimFuncs: copy, then apply
+every update in order."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from tvm.tir.expr import LT, Max, Min, Select
 from ._tir import FuncBuilder, fresh_shapes, i64, loop_nest, seq
 from ._util import int64
 
-__all__ = ["scatter_elements_func"]
+__all__ = ["scatter_elements_func", "scatter_nd_func"]
 
 _COMBINE = {
     "update": lambda old, new: new,
@@ -45,3 +46,36 @@ def scatter_elements_func(
         return BufferStore(out, combine(out[tuple(dst)], updates[tuple(p)]), tuple(dst))
 
     return fb.finish(seq(copy, loop_nest(index_shape, apply, prefix="p")))
+
+
+def scatter_nd_func(
+    shape: Sequence[Any], dtype: str, index_shape: Sequence[Any], index_dtype: str,
+    reduction: str = "update",
+) -> PrimFunc:
+    """``out = data``; then for each position ``p`` of ``indices[..., :]`` (last axis of
+    length ``k``) and each trailing position ``t``: ``out[indices[p], t] =
+    combine(old, updates[p, t])`` (ONNX ScatterND; negative indices count from the end)."""
+    shape, index_shape = fresh_shapes(shape, index_shape)
+    k = int(index_shape[-1])
+    outer, trailing = list(index_shape[:-1]), list(shape[k:])
+    combine = _COMBINE[reduction]
+    fb = FuncBuilder()
+    data = fb.arg(shape, dtype, "data")
+    indices = fb.arg(index_shape, index_dtype, "indices")
+    updates = fb.arg((*outer, *trailing), dtype, "updates")
+    out = fb.arg(shape, dtype, "out")
+    copy = loop_nest(shape, lambda i: BufferStore(out, data[tuple(i)], tuple(i)))
+
+    def apply(p: list) -> Any:
+        head = []
+        for j in range(k):
+            raw = int64(indices[(*p, i64(j))])
+            head.append(Select(LT(raw, i64(0)), raw + int64(shape[j]), raw))
+
+        def store(t: list) -> Any:
+            dst = (*head, *t)
+            return BufferStore(out, combine(out[dst], updates[(*p, *t)]), dst)
+
+        return loop_nest(trailing, store, prefix="t")
+
+    return fb.finish(seq(copy, loop_nest(outer, apply, prefix="p")))

@@ -17,7 +17,7 @@ from .elemwise import _operand
 __all__ = [
     "reshape", "permute_dims", "squeeze", "expand_dims", "broadcast_to", "tile", "flip",
     "repeat", "concat", "split", "strided_slice", "take", "gather_elements", "gather_nd", "pad",
-    "full", "arange", "eye", "trilu", "ravel_index", "unravel_index",
+    "full", "arange", "eye", "trilu", "ravel_index", "unravel_index", "one_hot",
 ]
 
 
@@ -304,3 +304,20 @@ def trilu(x: te.Tensor, k: int, upper: bool) -> te.Tensor:
         return Select(keep, x(*i), cast(0, x.dtype))
 
     return te.compute(x.shape, f, name="T_triu" if upper else "T_tril")
+
+
+def one_hot(indices: te.Tensor, values: te.Tensor, depth: PrimExpr, axis: int) -> te.Tensor:
+    """``values[1]`` where the new axis ``axis`` (length ``depth``) equals the index (negative
+    indices count from the end), ``values[0]`` elsewhere."""
+    shape = list(indices.shape)
+    shape.insert(axis, depth)
+    n = int64(depth)
+
+    def f(*idx: PrimExpr) -> PrimExpr:
+        rest = list(idx)
+        pos = rest.pop(axis)
+        raw = int64(indices(*rest))
+        wrapped = Select(LT(raw, IntImm("int64", 0)), raw + n, raw)
+        return Select(EQ(wrapped, pos), values(IntImm("int64", 1)), values(IntImm("int64", 0)))
+
+    return te.compute(tuple(shape), f, name="one_hot")

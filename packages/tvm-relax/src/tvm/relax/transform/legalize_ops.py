@@ -16,8 +16,10 @@ or globally with :func:`register_legalize` (``override=True`` to replace a defau
 
 Calls are left as they are (a warning with ``enable_warning=True``) when the operator has
 no legalization, or when an argument or the result has an unknown shape or dtype (make
-them known with ``match_cast`` first).  A lowering may return an expression that calls
-other operators; those are legalized too.
+them known with ``match_cast`` first), unless the operator sets the op attribute
+``"RequiresArgumentShapes"`` to False (operators with data-dependent output shapes, whose
+lowering binds the result's shape at run time with ``match_cast``).  A lowering may return
+an expression that calls other operators; those are legalized too.
 """
 
 from __future__ import annotations
@@ -112,9 +114,12 @@ class _Legalizer(ExprMutator):
             ):
                 self.skipped.setdefault(op.name, "it has no legalization")
             return call
-        if not (_known(call.struct_info) and all(
-            _known(getattr(a, "struct_info_", None)) for a in call.args
-        )):
+        # "RequiresArgumentShapes" False: a data-dependent op whose lowering handles unknown
+        # shapes itself (it returns the call unchanged when it cannot lower it).
+        if op.get_attr("RequiresArgumentShapes") is not False and not (
+            _known(call.struct_info)
+            and all(_known(getattr(a, "struct_info_", None)) for a in call.args)
+        ):
             self.skipped.setdefault(
                 op.name, "an argument or the result has an unknown shape or dtype"
             )

@@ -11,6 +11,7 @@ Only tvm-runtime is needed to load and run an exported executable.
 """
 
 from .builtins import ShapeTuple, get_builtin, list_builtins, register_builtin
+from . import data_dependent as _data_dependent  # noqa: F401 - registers builtins
 from .bytecode import BytecodeError, format_function, format_instruction
 from .executable import Executable, is_executable_file, load_executable
 from .memory import Storage, StoragePool

@@ -378,8 +378,16 @@ class _Simplifier(StmtExprMutator):
         lo, extent = self.simplify(op.min), self.simplify(op.extent)
         if const_int(extent) == 1 and op.kind != ForKind.THREAD_BINDING:
             return self.visit_stmt(substitute(op.body, {op.loop_var: lo}))
-        self.bind_range(op.loop_var, lo, extent)
-        body = self.visit_stmt(op.body)
+        if const_int(lo) is not None and const_int(extent) is not None:
+            self.bind_range(op.loop_var, lo, extent)
+            body = self.visit_stmt(op.body)
+        else:
+            # A symbolic range holds inside the body only: bound as a scoped constraint, the
+            # fact ``lo + extent - 1 >= var`` cannot leak out (after a loop of extent g,
+            # ``g > 0`` is not known).
+            var = op.loop_var
+            with self.constraint(And(GE(var, lo), LT(var, lo + extent))):
+                body = self.visit_stmt(op.body)
         if lo is op.min and extent is op.extent and body is op.body:
             return op
         return op.with_fields(min=lo, extent=extent, body=body)

@@ -172,12 +172,15 @@ def _attention(ctx: Any) -> Any:
     if ctx.attr("softmax_precision", None) is not None:
         sm_dt = onnx_dtype_to_str(ctx.attr("softmax_precision"), f"{ctx.where()}: ")
         if sm_dt != dt:
-            with_bias = R.astype(with_bias, sm_dt)
+            with_bias = ctx.emit(R.astype(with_bias, sm_dt))
     if bias is None:
         probs = R.nn.softmax(with_bias, -1)
     else:
         probs = _safe_softmax(ctx, with_bias, sm_dt)
-        masked_row = R.equal(R.max(bias, [-1], True), scalar(ctx, -np.inf, dt))
+        # a row is fully masked when every bias entry is -inf (counted: robust to how the
+        # max reduction is initialised)
+        is_inf = R.astype(R.equal(bias, scalar(ctx, -np.inf, dt)), "float32")
+        masked_row = R.equal(R.sum(is_inf, [-1], True), ctx.const_expr(float(kv_len), "float32"))
         probs = R.where(masked_row, scalar(ctx, 0.0, sm_dt), probs)
     probs = ctx.emit(probs)
     if mode == 3:

@@ -81,8 +81,20 @@ def _atanh(ctx: Any, x: Any, dt: str) -> Any:
 
 
 def _no_fallback(name: str) -> Any:
+    """A libm call (``asinf``/``asin``) in a small kernel."""
+
     def fb(ctx: Any, x: Any, dt: str) -> Any:
-        raise ctx.unsupported(f"needs the Relax operator relax.{name}, which is not available")
+        from tvm import te
+        from tvm.tir.op import call_pure_extern
+
+        if dt not in ("float32", "float64"):
+            raise ctx.unsupported(f"needs relax.{name} for {dt} (not available)")
+        fname = name + ("f" if dt == "float32" else "")
+
+        def fn(t: Any) -> Any:
+            return te.compute(t.shape, lambda *i: call_pure_extern(dt, fname, t[i]), name=name)
+
+        return ctx.bb.emit_te(fn, x, primfunc_name_hint=name)
 
     return fb
 
@@ -180,19 +192,39 @@ def _pow(ctx: Any) -> Any:
 def _mod(ctx: Any) -> Any:
     x, y = ctx.input(0), ctx.input(1)
     fmod = ctx.attr("fmod", 0)
-    if ctx.dtype(0) in _FLOATS and not fmod:
-        raise ctx.unsupported("fmod=0 is not allowed for floating-point inputs")
-    return R.mod(x, y) if fmod else R.floor_mod(x, y)
+    if fmod:
+        return R.mod(x, y)
+    dt = ctx.dtype(0)
+    if dt not in _FLOATS:
+        return R.floor_mod(x, y)
+    # numpy/Python semantics from the truncated remainder: add y when the signs differ
+    # (keeps e.g. -5 mod inf = inf and 5 mod inf = 5)
+    r = ctx.emit(R.mod(x, y))
+    zero = scalar(ctx, 0, dt)
+    fix = R.logical_and(R.not_equal(r, zero), R.not_equal(R.less(r, zero), R.less(y, zero)))
+    return R.where(fix, r + y, r)
 
 
 @converter("BitShift")
 def _bitshift(ctx: Any) -> Any:
     direction = ctx.attr("direction", "")
+    x, s = ctx.input(0), ctx.input(1)
+    dt = ctx.dtype(0)
     if direction == "LEFT":
-        return R.left_shift(ctx.input(0), ctx.input(1))
-    if direction == "RIGHT":
-        return R.right_shift(ctx.input(0), ctx.input(1))
-    raise ctx.unsupported(f"direction {direction!r} (expected LEFT or RIGHT)")
+        y = R.left_shift(x, s)
+    elif direction == "RIGHT":
+        y = R.right_shift(x, s)
+    else:
+        raise ctx.unsupported(f"direction {direction!r} (expected LEFT or RIGHT)")
+    # shifts by a negative amount or by the bit width or more give 0 (undefined in LLVM)
+    bits = int("".join(ch for ch in dt if ch.isdigit()))
+    out_of_range = R.greater_equal(s, scalar(ctx, bits, dt))
+    fill: Any = scalar(ctx, 0, dt)
+    if not dt.startswith("uint"):
+        out_of_range = R.logical_or(out_of_range, R.less(s, scalar(ctx, 0, dt)))
+        if direction == "RIGHT":  # arithmetic shift: the sign fills the word
+            fill = R.where(R.less(x, scalar(ctx, 0, dt)), scalar(ctx, -1, dt), fill)
+    return R.where(out_of_range, fill, y)
 
 
 def _variadic(name: str, final: Any = None) -> Any:
@@ -250,6 +282,8 @@ def _cast(ctx: Any) -> Any:
     x = ctx.input(0)
     if dtype == "bool" and src != "bool":
         return R.not_equal(x, scalar(ctx, 0, src))
+    if src == "float64" and dtype in ("float16", "bfloat16"):
+        x = R.astype(x, "float32")  # LLVM has no direct double -> half conversion here
     return R.astype(x, dtype)
 
 
@@ -381,6 +415,13 @@ def _gelu(ctx: Any) -> Any:
     if approx == "tanh":
         return R.nn.gelu_tanh(ctx.input(0))
     raise ctx.unsupported(f"approximate={approx!r} (expected 'none' or 'tanh')")
+
+
+@converter("SwiGLU")
+def _swiglu(ctx: Any) -> Any:
+    a, b, dt = ctx.input(0), ctx.input(1), ctx.dtype(0)
+    alpha = ctx.attr("alpha", 1.0)
+    return a * R.sigmoid(a * scalar(ctx, alpha, dt)) * b
 
 
 @converter("Swish")

@@ -12,6 +12,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from ...expr import TupleGetItem as relax_tuple_item
 from .common import R, converter
 from .ops_math import scalar
 
@@ -151,18 +152,21 @@ def _conv_transpose(ctx: Any) -> Any:
 def _pool(kind: str) -> Any:
     def impl(ctx: Any) -> Any:
         nsp, kernel = _spatial(ctx)
-        if ctx.num_outputs > 1 and ctx.node.output[1]:
-            raise ctx.unsupported("the Indices output of MaxPool")
+        with_indices = ctx.num_outputs > 1 and bool(ctx.node.output[1])
         strides = list(ctx.attr("strides", [1] * nsp))
         dilations = list(ctx.attr("dilations", [1] * nsp))
         pads = _auto_pads(ctx, ctx.shape(0)[2:], kernel, strides, dilations)
         ceil_mode = bool(ctx.attr("ceil_mode", 0))
         x = ctx.input(0)
-        if nsp > 2 and kind in ("max", "avg"):
+        if (nsp > 2 and kind in ("max", "avg")) or with_indices:
             from .ops_misc import pool_te
 
-            return pool_te(ctx, x, kind, kernel, strides, pads, dilations, ceil_mode,
-                           bool(ctx.attr("count_include_pad", 0)))
+            out = pool_te(ctx, x, kind, kernel, strides, pads, dilations, ceil_mode,
+                          bool(ctx.attr("count_include_pad", 0)), with_indices,
+                          ctx.attr("storage_order", 0))
+            if with_indices:
+                return [ctx.emit(relax_tuple_item(out, 0)), ctx.emit(relax_tuple_item(out, 1))]
+            return out
         if nsp > 2:
             raise ctx.unsupported(f"{nsp}-d LpPool")
         if nsp == 1:
@@ -417,37 +421,18 @@ converter("Hardmax")(_softmax("hardmax"))
 
 
 # -- Resize / Upsample -----------------------------------------------------------------------
+# Resize is separable and linear in its input: each resized axis is a (out x in) matrix.
+# Exact cases (NCHW, integral scale, no antialias) use relax.image.resize2d; the others apply
+# per-axis interpolation matrices computed at import time by evaluating a one-axis Resize
+# node (same attributes) on the identity with onnx's reference evaluator.
 _NEAREST = {"round_prefer_floor": "round_prefer_floor", "round_prefer_ceil": "round_prefer_ceil",
             "floor": "floor", "ceil": "ceil"}
+_RESIZE_ATTRS = ("mode", "coordinate_transformation_mode", "nearest_mode", "cubic_coeff_a",
+                 "exclude_outside", "extrapolation_value", "antialias")
 
 
-def _resize_sizes(ctx: Any, shape: list[Any], scales: Optional[list[float]],
-                  sizes: Optional[list[int]], axes: Optional[list[int]]) -> list[Any]:
-    ndim = len(shape)
-    axes = [a % ndim for a in axes] if axes else list(range(ndim))
-    out = list(shape)
-    policy = ctx.attr("keep_aspect_ratio_policy", "stretch")
-    if sizes is not None:
-        if policy != "stretch":
-            ratios = [sizes[i] / shape[a] for i, a in enumerate(axes)]
-            r = min(ratios) if policy == "not_larger" else max(ratios)
-            for a in axes:
-                out[a] = int(math.floor(shape[a] * r + 0.5))
-        else:
-            for i, a in enumerate(axes):
-                out[a] = int(sizes[i])
-    else:
-        for i, a in enumerate(axes):
-            if not isinstance(shape[a], int):
-                raise ctx.unsupported("scales on a symbolic dimension")
-            out[a] = int(math.floor(shape[a] * scales[i]))
-    return out
-
-
-@converter("Resize", "Upsample")
-def _resize(ctx: Any) -> Any:
-    shape = ctx.shape(0)
-    ndim = len(shape)
+def _resize_params(ctx: Any) -> dict[str, Any]:
+    """Scales / sizes / roi (constants) and the attributes, Upsample mapped to Resize."""
     if ctx.op_type == "Upsample":
         if ctx.opset < 9:
             scales = ctx.attr("scales")
@@ -455,48 +440,150 @@ def _resize(ctx: Any) -> Any:
             raise ctx.unsupported("scales must be a constant (the output shape depends on it)")
         else:
             scales = [float(v) for v in ctx.const(1)]
-        sizes = None
         mode = ctx.attr("mode", "nearest")
-        coord = "asymmetric"
-        nearest = "floor"
-        axes = None
+        return {"scales": scales, "sizes": None, "roi": None, "axes": None,
+                "attrs": {"mode": "linear" if mode in ("linear", "bilinear") else mode,
+                          "coordinate_transformation_mode": "asymmetric",
+                          "nearest_mode": "floor"}}
+    attrs = {k: ctx.attrs[k] for k in _RESIZE_ATTRS if k in ctx.attrs}
+    if ctx.opset < 11:
+        if ctx.const(1) is None:
+            raise ctx.unsupported("scales must be a constant (the output shape depends on it)")
+        attrs.update(coordinate_transformation_mode="asymmetric", nearest_mode="floor")
+        return {"scales": [float(v) for v in ctx.const(1)], "sizes": None, "roi": None,
+                "axes": None, "attrs": attrs}
+    for i, what in ((1, "roi"), (2, "scales"), (3, "sizes")):
+        if ctx.has(i) and ctx.const(i) is None:
+            raise ctx.unsupported(f"{what} must be a constant (the output shape depends on it)")
+    roi, sc, sz = ctx.const(1), ctx.const(2), ctx.const(3)
+    scales = [float(v) for v in sc] if sc is not None and sc.size else None
+    sizes = [int(v) for v in sz] if sz is not None and sz.size else None
+    if scales is None and sizes is None:
+        raise ctx.error("one of scales and sizes is required")
+    return {"scales": scales, "sizes": sizes,
+            "roi": [float(v) for v in roi] if roi is not None and roi.size else None,
+            "axes": ctx.attr("axes", None), "attrs": attrs}
+
+
+def _resize_plan(ctx: Any, shape: list[Any], p: dict[str, Any]) -> list[tuple[int, int, float]]:
+    """(axis, output length, scale) of every resized axis."""
+    ndim = len(shape)
+    axes = [a % ndim for a in p["axes"]] if p["axes"] else list(range(ndim))
+    policy = ctx.attr("keep_aspect_ratio_policy", "stretch")
+    plan = []
+    if p["sizes"] is not None and policy != "stretch":
+        ratios = [p["sizes"][i] / shape[a] for i, a in enumerate(axes)]
+        r = min(ratios) if policy == "not_larger" else max(ratios)
+        for a in axes:
+            plan.append((a, int(math.floor(shape[a] * r + 0.5)), r))
+    elif p["sizes"] is not None:
+        for i, a in enumerate(axes):
+            plan.append((a, p["sizes"][i], p["sizes"][i] / shape[a]))
     else:
-        if ctx.opset < 11:
-            if ctx.const(1) is None:
-                raise ctx.unsupported("scales must be a constant (the output shape depends on it)")
-            scales = [float(v) for v in ctx.const(1)]
-            sizes = None
-        else:
-            roi = ctx.const(1)
-            if roi is not None and roi.size and ctx.attr("coordinate_transformation_mode") == \
-                    "tf_crop_and_resize":
-                raise ctx.unsupported("coordinate_transformation_mode=tf_crop_and_resize")
-            s = ctx.const(2)
-            scales = [float(v) for v in s] if s is not None and s.size else None
-            z = ctx.const(3)
-            sizes = [int(v) for v in z] if z is not None and z.size else None
-            if scales is None and sizes is None:
-                raise ctx.unsupported("scales or sizes must be constants")
-        mode = ctx.attr("mode", "nearest")
-        coord = ctx.attr("coordinate_transformation_mode",
-                         "asymmetric" if ctx.opset < 11 else "half_pixel")
-        nearest = ctx.attr("nearest_mode", "round_prefer_floor")
-        axes = ctx.attr("axes", None)
-    if ctx.attr("antialias", 0):
-        raise ctx.unsupported("antialias=1")
-    if ctx.opset < 11 and ctx.op_type == "Resize":
-        coord = "asymmetric"
-        nearest = "floor"
-    out = _resize_sizes(ctx, shape, scales, sizes, axes)
-    if ndim != 4 or out[:2] != shape[:2]:
-        raise ctx.unsupported("only resizing the last two axes of a 4-d (NCHW) tensor")
-    method = {"nearest": "nearest_neighbor", "linear": "linear", "bilinear": "linear",
-              "cubic": "cubic"}.get(mode)
-    if method is None:
-        raise ctx.unsupported(f"mode={mode!r}")
-    if coord == "half_pixel_symmetric" or coord == "tf_crop_and_resize":
-        raise ctx.unsupported(f"coordinate_transformation_mode={coord!r}")
-    rounding = _NEAREST.get(nearest, "round") if method == "nearest_neighbor" else ""
-    return R.image.resize2d(
-        ctx.input(0), out[2:], "NCHW", method, coord, rounding or "round",
-        ctx.attr("cubic_coeff_a", -0.75), ctx.attr("exclude_outside", 0))
+        for i, a in enumerate(axes):
+            plan.append((a, int(math.floor(shape[a] * p["scales"][i])), p["scales"][i]))
+    return [(a, n, s) for a, n, s in plan if not (n == shape[a] and s == 1.0)]
+
+
+def _axis_matrix(ctx: Any, p: dict[str, Any], length: int, out_len: int, scale: float,
+                 roi: Optional[tuple[float, float]]) -> tuple[np.ndarray, np.ndarray]:
+    """The (out, in) interpolation matrix of one axis and its 0/1 validity vector
+    (tf_crop_and_resize extrapolates outside the roi)."""
+    from onnx import TensorProto, helper
+    from onnx.reference import ReferenceEvaluator
+
+    attrs = dict(p["attrs"])
+    extrap = float(attrs.pop("extrapolation_value", 0.0))
+    use_sizes = p["sizes"] is not None and ctx.attr("keep_aspect_ratio_policy", "stretch") ==         "stretch"
+    inputs = ["x", "roi" if roi is not None else "", "" if use_sizes else "scales"]
+    if use_sizes:
+        inputs.append("sizes")
+    node = helper.make_node("Resize", inputs, ["y"], extrapolation_value=0.0, **attrs)
+    opset = max(ctx.opset, 13)
+    graph = helper.make_graph(
+        [node], "axis", [helper.make_tensor_value_info("x", TensorProto.DOUBLE, None)],
+        [helper.make_tensor_value_info("y", TensorProto.DOUBLE, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    feeds = {"x": np.eye(length)}
+    if roi is not None:
+        feeds["roi"] = np.array([0.0, roi[0], 1.0, roi[1]])
+    if use_sizes:
+        feeds["sizes"] = np.array([length, out_len], dtype=np.int64)
+    else:
+        feeds["scales"] = np.array([1.0, scale], dtype=np.float32)
+    ev = ReferenceEvaluator(model)
+    mat = ev.run(None, feeds)[0].T  # (out, in)
+    if mat.shape != (out_len, length):
+        raise ctx.unsupported(f"output length {mat.shape[0]} != {out_len} for this policy")
+    valid = np.ones(out_len)
+    if extrap != 0.0 or attrs.get("coordinate_transformation_mode") == "tf_crop_and_resize":
+        node2 = helper.make_node("Resize", inputs, ["y"], extrapolation_value=1.0, **attrs)
+        graph2 = helper.make_graph([node2], "axis", graph.input, graph.output)
+        model2 = helper.make_model(graph2, opset_imports=[helper.make_opsetid("", opset)])
+        feeds2 = dict(feeds, x=np.zeros((1, length)))
+        valid = 1.0 - ReferenceEvaluator(model2).run(None, feeds2)[0][0]
+    return mat, valid
+
+
+def _fast_resize2d(ctx: Any, x: Any, shape: list[Any], plan: list[tuple[int, int, float]],
+                   p: dict[str, Any]) -> Optional[Any]:
+    attrs = p["attrs"]
+    mode = attrs.get("mode", "nearest")
+    coord = attrs.get("coordinate_transformation_mode", "half_pixel")
+    if (len(shape) != 4 or any(a < 2 for a, _, _ in plan) or attrs.get("antialias", 0)
+            or mode not in ("nearest", "linear", "cubic") or attrs.get("exclude_outside", 0)
+            or coord in ("tf_crop_and_resize", "half_pixel_symmetric")
+            or any(abs(n - s * shape[a]) > 1e-9 for a, n, s in plan)):
+        return None
+    out = list(shape[2:])
+    for a, n, _ in plan:
+        out[a - 2] = n
+    method = "nearest_neighbor" if mode == "nearest" else mode
+    rounding = _NEAREST.get(attrs.get("nearest_mode", "round_prefer_floor"), "round")
+    return R.image.resize2d(x, out, "NCHW", method, coord, rounding,
+                            attrs.get("cubic_coeff_a", -0.75), 0)
+
+
+@converter("Resize", "Upsample")
+def _resize(ctx: Any) -> Any:
+    shape = ctx.static_shape(0)
+    if shape is None:
+        raise ctx.unsupported("needs a static input shape")
+    p = _resize_params(ctx)
+    plan = _resize_plan(ctx, shape, p)
+    x = ctx.input(0)
+    if not plan:
+        return x
+    fast = _fast_resize2d(ctx, x, shape, plan, p)
+    if fast is not None:
+        return fast
+    dt = ctx.dtype(0)
+    cdt = dt if dt in ("float32", "float64", "float16") else "float32"
+    if cdt != dt:
+        x = R.astype(x, cdt)
+    ndim = len(shape)
+    valid_total = None
+    for a, n, scale in plan:
+        roi = None
+        if p["roi"] is not None:
+            raxes = [b % ndim for b in p["axes"]] if p["axes"] else list(range(ndim))
+            k = raxes.index(a)
+            roi = (p["roi"][k], p["roi"][k + len(raxes)])
+        mat, valid = _axis_matrix(ctx, p, shape[a], n, scale, roi)
+        perm = [i for i in range(ndim) if i != a] + [a]
+        inv = list(np.argsort(perm))
+        y = R.matmul(R.permute_dims(x, perm), ctx.const_expr(mat.T, cdt))
+        x = ctx.emit(R.permute_dims(y, inv))
+        if not np.all(valid == 1.0):
+            vshape = [1] * ndim
+            vshape[a] = n
+            v = valid.reshape(vshape)
+            valid_total = v if valid_total is None else valid_total * v
+    if valid_total is not None:
+        extrap = float(p["attrs"].get("extrapolation_value", 0.0))
+        x = R.where(ctx.const_expr(valid_total > 0.5, "bool"), x, scalar(ctx, extrap, cdt))
+    if cdt != dt:
+        if dt.startswith(("int", "uint")):
+            x = R.round(x)
+        x = R.astype(x, dt)
+    return x

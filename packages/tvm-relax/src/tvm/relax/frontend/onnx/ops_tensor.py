@@ -584,7 +584,10 @@ def _space_to_depth(ctx: Any) -> Any:
     b = ctx.attr("blocksize")
     n, c, h, w = ctx.shape(0)
     x = R.reshape(ctx.input(0), [n, c, h // b, b, w // b, b])
-    x = R.permute_dims(x, [0, 3, 5, 1, 2, 4])
+    if ctx.attr("mode", "DCR") == "CRD":
+        x = R.permute_dims(x, [0, 1, 3, 5, 2, 4])
+    else:
+        x = R.permute_dims(x, [0, 3, 5, 1, 2, 4])
     return R.reshape(x, [n, c * b * b, h // b, w // b])
 
 

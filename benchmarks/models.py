@@ -1,0 +1,206 @@
+"""End-to-end model latency: ours (ONNX import -> relax.build llvm -> VM) next to
+onnxruntime (1 and 2 intra-op threads) and torch when importable, plus our compile time.
+
+    python benchmarks/models.py                          # all models, full size
+    python benchmarks/models.py --models resnet18 --threads 1,2 --repeats 20
+
+Models (float32, seeded random weights, built with onnx.helper in tests/onnx/models.py):
+
+    resnet18      batch 1, 3x224x224
+    mobilenet_v2  batch 1, 3x224x224
+    bert          BERT-base-like small config: 4 layers, hidden 512, 8 heads, FFN 2048,
+                  batch 1, sequence 128 (symbolic batch/sequence in the compiled program)
+
+"ours" times ``vm.time_evaluator`` after warm-up, with ``tvm.runtime.set_num_threads(n)``;
+onnxruntime uses ``SessionOptions.intra_op_num_threads = n`` (inter-op 1, all graph
+optimisations); torch (``torch.set_num_threads``) runs torchvision's ResNet-18 /
+MobileNetV2 when torchvision is importable.  Compile time is ``relax.build`` wall time
+(no tuning), import time is ``from_onnx``.  Outputs are checked against onnxruntime
+before timing.  Results: ``benchmarks/results/models-<stamp>.{json,md}`` and
+``models-latest.{json,md}``.  Not run in CI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = Path(__file__).resolve().parent / "results"
+sys.path.insert(0, str(ROOT / "tests" / "onnx"))
+
+BERT = dict(layers=4, hidden=512, heads=8, ffn=2048, vocab=8192, max_pos=512)
+BERT_SEQ = 128
+
+
+def build_model(name: str) -> tuple[Any, dict[str, np.ndarray]]:
+    import models
+
+    if name == "resnet18":
+        return models.resnet18(), models.image_input(1, 224)
+    if name == "mobilenet_v2":
+        return models.mobilenet_v2(), models.image_input(1, 224)
+    if name == "bert":
+        return models.bert_encoder(**BERT), models.bert_inputs(1, BERT_SEQ, BERT["vocab"])
+    raise SystemExit(f"unknown model {name!r} (resnet18, mobilenet_v2, bert)")
+
+
+def _stats(times: list[float]) -> dict[str, float]:
+    return {"min_ms": 1e3 * min(times), "median_ms": 1e3 * float(np.median(times))}
+
+
+def _time(fn: Callable[[], Any], repeats: int, warmup: int = 3) -> dict[str, float]:
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return _stats(times)
+
+
+def bench_ours(model: Any, feeds: dict[str, np.ndarray], threads: list[int], repeats: int,
+               reference: np.ndarray) -> dict[str, Any]:
+    import tvm.runtime
+    from node_suite import ensure_llvm
+    from tvm import relax
+    from tvm.relax.frontend.onnx import from_onnx
+
+    ensure_llvm()
+    t = time.perf_counter()
+    mod = from_onnx(model)
+    import_s = time.perf_counter() - t
+    t = time.perf_counter()
+    ex = relax.build(mod, target="llvm")
+    compile_s = time.perf_counter() - t
+    vm = relax.VirtualMachine(ex, tvm.runtime.cpu())
+    args = list(feeds.values())
+    out = vm["main"](*args).numpy()
+    err = float(np.max(np.abs(out - reference)) / max(1.0, float(np.max(np.abs(reference)))))
+    rows = {}
+    for n in threads:
+        tvm.runtime.set_num_threads(n)
+        res = vm.time_evaluator("main", number=1, repeat=repeats, warmup=3)(*args)
+        rows[str(n)] = _stats(list(res.results))
+    tvm.runtime.set_num_threads(None)
+    return {"import_s": import_s, "compile_s": compile_s, "max_rel_err": err, "threads": rows}
+
+
+def bench_ort(model: Any, feeds: dict[str, np.ndarray], threads: list[int],
+              repeats: int) -> tuple[dict[str, Any], np.ndarray]:
+    import onnxruntime as ort
+
+    rows = {}
+    ref = None
+    for n in threads:
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = n
+        opts.inter_op_num_threads = 1
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        sess = ort.InferenceSession(model.SerializeToString(), opts,
+                                    providers=["CPUExecutionProvider"])
+        ref = sess.run(None, feeds)[0]
+        rows[str(n)] = _time(lambda s=sess: s.run(None, feeds), repeats)
+    return {"version": ort.__version__, "threads": rows}, ref
+
+
+def bench_torch(name: str, feeds: dict[str, np.ndarray], threads: list[int],
+                repeats: int) -> Optional[dict[str, Any]]:
+    try:
+        import torch
+        import torchvision
+    except ImportError:
+        return None
+    ctor = {"resnet18": torchvision.models.resnet18,
+            "mobilenet_v2": torchvision.models.mobilenet_v2}.get(name)
+    if ctor is None:
+        return None
+    net = ctor(weights=None).eval()
+    x = torch.from_numpy(feeds["input"])
+    rows = {}
+    with torch.inference_mode():
+        for n in threads:
+            torch.set_num_threads(n)
+            rows[str(n)] = _time(lambda: net(x), repeats)
+    return {"version": torch.__version__, "threads": rows}
+
+
+def run(names: list[str], threads: list[int], repeats: int) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "date": _dt.datetime.now().isoformat(timespec="seconds"),
+        "machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
+                    "loadavg_before": os.getloadavg()},
+        "models": {},
+    }
+    for name in names:
+        model, feeds = build_model(name)
+        print(f"[{name}] onnxruntime ...", flush=True)
+        ort_res, ref = bench_ort(model, feeds, threads, repeats)
+        print(f"[{name}] ours (compile + run) ...", flush=True)
+        ours = bench_ours(model, feeds, threads, repeats, ref)
+        print(f"[{name}] torch ...", flush=True)
+        torch_res = bench_torch(name, feeds, threads, repeats)
+        out["models"][name] = {"ours": ours, "onnxruntime": ort_res, "torch": torch_res}
+        print(json.dumps(out["models"][name], indent=1), flush=True)
+    out["machine"]["loadavg_after"] = os.getloadavg()
+    return out
+
+
+def markdown(res: dict[str, Any], threads: list[int]) -> str:
+    lines = [
+        f"Models, end to end ({res['date']}, {res['machine']['cpus']} CPUs, "
+        f"load {res['machine']['loadavg_before'][0]:.2f} before / "
+        f"{res['machine']['loadavg_after'][0]:.2f} after). Median latency in ms "
+        "(min in parentheses); ratio = ours / onnxruntime at the same thread count.",
+        "",
+        "| model | threads | ours | onnxruntime | ratio | torch | ours compile (s) |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name, r in res["models"].items():
+        for n in threads:
+            o = r["ours"]["threads"][str(n)]
+            x = r["onnxruntime"]["threads"][str(n)]
+            t = (r["torch"] or {}).get("threads", {}).get(str(n))
+            tt = f"{t['median_ms']:.2f}" if t else "n/a"
+            lines.append(
+                f"| {name} | {n} | {o['median_ms']:.2f} ({o['min_ms']:.2f}) | "
+                f"{x['median_ms']:.2f} ({x['min_ms']:.2f}) | {o['median_ms'] / x['median_ms']:.2f}x "
+                f"| {tt} | {r['ours']['compile_s']:.1f} |")
+    lines.append("")
+    for name, r in res["models"].items():
+        lines.append(f"- {name}: import {r['ours']['import_s']:.2f} s, compile "
+                     f"{r['ours']['compile_s']:.1f} s, max relative error vs onnxruntime "
+                     f"{r['ours']['max_rel_err']:.2e}")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default="resnet18,mobilenet_v2,bert")
+    parser.add_argument("--threads", default="1,2")
+    parser.add_argument("--repeats", type=int, default=20)
+    args = parser.parse_args(argv)
+    threads = [int(t) for t in args.threads.split(",")]
+    res = run(args.models.split(","), threads, args.repeats)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    md = markdown(res, threads)
+    for stem in (f"models-{stamp}", "models-latest"):
+        (RESULTS / f"{stem}.json").write_text(json.dumps(res, indent=1))
+        (RESULTS / f"{stem}.md").write_text(md)
+    print(md)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

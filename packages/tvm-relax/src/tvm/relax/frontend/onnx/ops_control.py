@@ -1,0 +1,123 @@
+"""ONNX control flow, unrolled at import time: If, Loop and Scan.
+
+``If`` with a constant condition inlines one branch; with a runtime condition both branches
+are computed and their outputs selected with ``where`` (the branches are pure).  ``Loop``
+needs a constant trip count and a condition that folds at import time; ``Scan`` a static
+scan length.  Subgraphs see the outer scope's values.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .common import R, converter
+
+MAX_UNROLL = 4096
+
+
+@converter("If")
+def _if(ctx: Any) -> Any:
+    then_g, else_g = ctx.attr("then_branch"), ctx.attr("else_branch")
+    cond = ctx.const(0)
+    imp = ctx.importer
+    if cond is not None:
+        branch = then_g if bool(np.asarray(cond).reshape(-1)[0]) else else_g
+        return imp.convert_subgraph(branch, [])
+    then_out = imp.convert_subgraph(then_g, [])
+    else_out = imp.convert_subgraph(else_g, [])
+    c = R.reshape(ctx.input(0), [])
+    outs = []
+    for i, (a, b) in enumerate(zip(then_out, else_out)):
+        sa, sb = imp.shape_of(a), imp.shape_of(b)
+        if sa is None or sb is None or len(sa) != len(sb) or any(
+                not (x is y or (isinstance(x, int) and x == y)) for x, y in zip(sa, sb)):
+            raise ctx.unsupported(f"output {i}: branches of different shapes {sa} and {sb} "
+                                  "with a runtime condition")
+        outs.append(R.where(c, imp.to_expr(a), imp.to_expr(b)))
+    return outs
+
+
+def _stack(ctx: Any, values: list[Any], axis: int) -> Any:
+    return R.concat([R.expand_dims(ctx.importer.to_expr(v), [axis]) for v in values], axis=axis)
+
+
+@converter("Loop")
+def _loop(ctx: Any) -> Any:
+    body = ctx.attr("body")
+    imp = ctx.importer
+    trip = ctx.const(0)
+    if ctx.has(0) and trip is None:
+        raise ctx.unsupported("a runtime trip count M (the loop is unrolled at import time)")
+    limit = int(np.asarray(trip).reshape(-1)[0]) if trip is not None else MAX_UNROLL
+    if limit > MAX_UNROLL:
+        raise ctx.unsupported(f"trip count {limit} exceeds the unroll limit {MAX_UNROLL}")
+    cond = ctx.const(1) if ctx.has(1) else np.array(True)
+    if cond is None:
+        raise ctx.unsupported("a runtime loop condition")
+    carried = [ctx.raw_inputs[i] for i in range(2, ctx.num_inputs)]
+    n_carried = len(carried)
+    scans: list[list[Any]] = []
+    i = 0
+    while i < limit and bool(np.asarray(cond).reshape(-1)[0]):
+        it = np.array(i, dtype=np.int64)
+        outs = imp.convert_subgraph(body, [imp._store(it, "iter"),
+                                           imp._store(np.asarray(cond, dtype=bool), "cond")]
+                                    + carried)
+        cond = imp.const_value(outs[0])
+        if cond is None:
+            raise ctx.unsupported("the loop condition does not fold at import time")
+        carried = outs[1:1 + n_carried]
+        if not scans:
+            scans = [[] for _ in outs[1 + n_carried:]]
+        for k, v in enumerate(outs[1 + n_carried:]):
+            scans[k].append(v)
+        i += 1
+        if trip is None and i >= MAX_UNROLL:
+            raise ctx.unsupported("the loop does not terminate within the unroll limit")
+    if i == 0 and len(body.output) > 1 + n_carried:
+        raise ctx.unsupported("a loop with zero iterations and scan outputs")
+    return list(carried) + [_stack(ctx, s, 0) for s in scans]
+
+
+@converter("Scan", min_opset=9)
+def _scan(ctx: Any) -> Any:
+    body = ctx.attr("body")
+    imp = ctx.importer
+    n_scan = ctx.attr("num_scan_inputs")
+    n_state = ctx.num_inputs - n_scan
+    states = [ctx.raw_inputs[i] for i in range(n_state)]
+    xs = [ctx.input(i) for i in range(n_state, ctx.num_inputs)]
+    in_axes = ctx.attr("scan_input_axes", [0] * n_scan)
+    in_dirs = ctx.attr("scan_input_directions", [0] * n_scan)
+    lengths = set()
+    for k, x in enumerate(xs):
+        shape = imp.shape_of(x)
+        axis = in_axes[k] % len(shape)
+        in_axes[k] = axis
+        lengths.add(shape[axis])
+    if len(lengths) != 1 or not isinstance(next(iter(lengths)), int):
+        raise ctx.unsupported("scan inputs need one static length")
+    length = lengths.pop()
+    n_out = len(body.output) - n_state
+    out_axes = ctx.attr("scan_output_axes", [0] * n_out)
+    out_dirs = ctx.attr("scan_output_directions", [0] * n_out)
+    scans: list[list[Any]] = [[] for _ in range(n_out)]
+    for t in range(length):
+        slices = []
+        for k, x in enumerate(xs):
+            idx = length - 1 - t if in_dirs[k] else t
+            sl = R.squeeze(R.strided_slice(x, [in_axes[k]], [idx], [idx + 1]), [in_axes[k]])
+            slices.append(ctx.emit(sl))
+        outs = imp.convert_subgraph(body, states + slices)
+        states = outs[:n_state]
+        for k, v in enumerate(outs[n_state:]):
+            scans[k].append(v)
+    results = list(states)
+    for k, s in enumerate(scans):
+        if out_dirs[k]:
+            s = s[::-1]
+        rank = len(imp.shape_of(s[0]) or []) + 1
+        results.append(_stack(ctx, s, out_axes[k] % rank))
+    return results

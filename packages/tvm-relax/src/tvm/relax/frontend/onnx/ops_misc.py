@@ -1,0 +1,659 @@
+"""ONNX operators lowered with small tensor-expression kernels (``emit_te``) or constant
+matrices: N-d pooling beyond 2-d, BitCast, DFT, BatchNormalization in training mode."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tvm import te, tir
+from tvm.tir.op import reinterpret
+
+from .common import R, converter, onnx_dtype_to_str
+from .ops_math import scalar
+
+
+# -- N-d pooling -------------------------------------------------------------------------------
+def pool_te(ctx: Any, x: Any, kind: str, kernel: list[int], strides: list[int],
+            pads: list[int], dilations: list[int], ceil_mode: bool,
+            count_include_pad: bool, with_indices: bool = False,
+            storage_order: int = 0) -> Any:
+    """Max / average pooling over every spatial axis of an (N, C, ...) tensor; max pooling
+    can also return the flat (row- or column-major) index of each maximum."""
+    shape = ctx.importer.shape_of(x)
+    nsp = len(kernel)
+    sizes = shape[2:]
+    if not all(isinstance(d, int) for d in sizes):
+        raise ctx.unsupported("needs static spatial dimensions")
+    dt = ctx.importer.dtype_of(x)
+    outs = []
+    for i in range(nsp):
+        span = (kernel[i] - 1) * dilations[i] + 1
+        total = sizes[i] + pads[i] + pads[i + nsp] - span
+        out = (-(-total // strides[i]) if ceil_mode else total // strides[i]) + 1
+        if ceil_mode and (out - 1) * strides[i] >= sizes[i] + pads[i]:
+            out -= 1
+        outs.append(out)
+
+    def fn(data: Any) -> Any:
+        raxes = [te.reduce_axis((0, k), name=f"k{i}") for i, k in enumerate(kernel)]
+
+        def positions(idx: Any) -> list[Any]:
+            return [idx[2 + i] * strides[i] - pads[i] + raxes[i] * dilations[i]
+                    for i in range(nsp)]
+
+        def inside(pos: list[Any], hi_pad: bool) -> Any:
+            cond = None
+            for i, p in enumerate(pos):
+                lo = -pads[i] if hi_pad else 0
+                hi = sizes[i] + pads[i + nsp] if hi_pad else sizes[i]
+                c = tir.all(p >= lo, p < hi)
+                cond = c if cond is None else tir.all(cond, c)
+            return cond
+
+        def load(idx: Any, pos: list[Any]) -> Any:
+            clamped = [tir.max(tir.min(p, sizes[i] - 1), 0) for i, p in enumerate(pos)]
+            return data[(idx[0], idx[1], *clamped)]
+
+        out_shape = [*shape[:2], *outs]
+        if kind == "max":
+            def body(*idx: Any) -> Any:
+                pos = positions(idx)
+                v = tir.if_then_else(inside(pos, False), load(idx, pos), tir.min_value(dt))
+                return te.max(v, axis=raxes)
+            pooled = te.compute(out_shape, body, name="max_pool")
+            if not with_indices:
+                return pooled
+
+            def flat(idx: Any, pos: list[Any]) -> Any:
+                order = list(range(nsp)) if storage_order == 0 else list(range(nsp))[::-1]
+                lin = idx[0] * shape[1] + idx[1]
+                for i in order:
+                    lin = lin * sizes[i] + pos[i]
+                return lin
+
+            def arg_body(*idx: Any) -> Any:
+                pos = positions(idx)
+                hit = tir.all(inside(pos, False), load(idx, pos) == pooled[idx])
+                big = tir.const(2**62, "int64")
+                return te.min(tir.if_then_else(hit, tir.Cast("int64", flat(idx, pos)), big),
+                              axis=raxes)
+            return [pooled, te.compute(out_shape, arg_body, name="max_pool_index")]
+
+        def sum_body(*idx: Any) -> Any:
+            pos = positions(idx)
+            return te.sum(tir.if_then_else(inside(pos, False), load(idx, pos),
+                                           tir.const(0, dt)), axis=raxes)
+
+        def count_body(*idx: Any) -> Any:
+            pos = positions(idx)
+            return te.sum(tir.if_then_else(inside(pos, count_include_pad), tir.const(1, dt),
+                                           tir.const(0, dt)), axis=raxes)
+
+        total = te.compute(out_shape, sum_body, name="pool_sum")
+        count = te.compute(out_shape, count_body, name="pool_count")
+        return te.compute(out_shape, lambda *i: total[i] / tir.max(count[i], tir.const(1, dt)),
+                          name="avg_pool")
+
+    return ctx.bb.emit_te(fn, x, primfunc_name_hint=f"{kind}_pool{nsp}d")
+
+
+# -- BitCast -----------------------------------------------------------------------------------
+@converter("BitCast")
+def _bitcast(ctx: Any) -> Any:
+    to = onnx_dtype_to_str(ctx.attr("to"), f"{ctx.where()}: to: ")
+    src = ctx.dtype(0)
+    if src == to:
+        return ctx.input(0)
+    bits = {"bool": 8, "int8": 8, "uint8": 8, "int16": 16, "uint16": 16, "float16": 16,
+            "bfloat16": 16, "int32": 32, "uint32": 32, "float32": 32, "int64": 64,
+            "uint64": 64, "float64": 64}
+    if bits.get(src) != bits.get(to):
+        raise ctx.unsupported(f"bit casts between {src} and {to} (different sizes)")
+    if src == "bool" or to == "bool":
+        return R.astype(ctx.input(0), to) if to != "bool" else R.not_equal(
+            ctx.input(0), ctx.const_expr(0, src))
+
+    def fn(x: Any) -> Any:
+        return te.compute(x.shape, lambda *i: reinterpret(to, x[i]), name="bitcast")
+
+    return ctx.bb.emit_te(fn, ctx.input(0), primfunc_name_hint="bitcast")
+
+
+# -- DFT ---------------------------------------------------------------------------------------
+@converter("DFT", min_opset=17)
+def _dft(ctx: Any) -> Any:
+    x = ctx.input(0)
+    shape = ctx.static_shape(0)
+    if shape is None:
+        raise ctx.unsupported("needs a static input shape")
+    dt = ctx.dtype(0)
+    ndim = len(shape)
+    if ctx.opset >= 20:
+        axis = ctx.int_list(2, "axis")[0] if ctx.has(2) else -2
+    else:
+        axis = ctx.attr("axis", 1)
+    axis %= ndim
+    if axis == ndim - 1:
+        raise ctx.error("axis must not be the last (complex) axis")
+    inverse, onesided = bool(ctx.attr("inverse", 0)), bool(ctx.attr("onesided", 0))
+    n_in = shape[axis]
+    if ctx.has(1):
+        length = ctx.int_list(1, "dft_length")[0]
+    else:
+        length = 2 * (n_in - 1) if (inverse and onesided) else n_in
+    comp = shape[-1]
+    # move the transformed axis last, drop the complex axis
+    perm = [i for i in range(ndim - 1) if i != axis] + [axis]
+    inv_perm = list(np.argsort(perm))
+    take = lambda k: R.squeeze(R.strided_slice(x, [ndim - 1], [k], [k + 1]), [ndim - 1])  # noqa: E731
+    xr = R.permute_dims(take(0), perm)
+    xi = R.permute_dims(take(1), perm) if comp == 2 else None
+    n = np.arange(n_in).reshape(-1, 1)
+    if inverse and onesided:
+        k_out = np.arange(length).reshape(1, -1)
+        ang = 2 * np.pi * n * k_out / length
+        w = np.where((n == 0) | ((length % 2 == 0) & (n == length // 2)), 1.0, 2.0)
+        w = np.where(n <= length // 2, w, 0.0) / length
+        cos_m, sin_m = w * np.cos(ang), w * np.sin(ang)
+        re = R.matmul(xr, ctx.const_expr(cos_m, dt))
+        if xi is not None:
+            re = re - R.matmul(xi, ctx.const_expr(sin_m, dt))
+        out = R.expand_dims(R.permute_dims(re, inv_perm), [ndim - 1])
+        return out
+    k_out = np.arange(length // 2 + 1 if (onesided and not inverse) else length).reshape(1, -1)
+    valid = (n < length).astype(np.float64)
+    ang = 2 * np.pi * n * k_out / length
+    scale = 1.0 / length if inverse else 1.0
+    cos_m = valid * np.cos(ang) * scale
+    sin_m = valid * np.sin(ang) * scale * (1.0 if inverse else -1.0)
+    c, s = ctx.const_expr(cos_m, dt), ctx.const_expr(sin_m, dt)
+    re = R.matmul(xr, c)
+    im = R.matmul(xr, s)
+    if xi is not None:
+        re = re - R.matmul(xi, s)
+        im = im + R.matmul(xi, c)
+    re = R.expand_dims(R.permute_dims(re, inv_perm), [ndim - 1])
+    im = R.expand_dims(R.permute_dims(im, inv_perm), [ndim - 1])
+    return R.concat([re, im], axis=ndim - 1)
+
+
+# -- BatchNormalization (training mode) --------------------------------------------------------
+def batch_norm_training(ctx: Any) -> Any:
+    """Normalise with the batch statistics; also return the updated running statistics."""
+    x = ctx.input(0)
+    nsp = ctx.ndim(0) - 2
+    dt = ctx.dtype(0)
+    eps = ctx.attr("epsilon", 1e-5)
+    momentum = ctx.attr("momentum", 0.9)
+    axes = [0] + list(range(2, nsp + 2))
+    mean = ctx.emit(R.mean(x, axes, False))
+    d = x - R.reshape(mean, [-1] + [1] * nsp)
+    var = ctx.emit(R.mean(d * d, axes, False))
+
+    def bc(v: Any) -> Any:
+        return R.reshape(v, [-1] + [1] * nsp)
+
+    y = d * R.rsqrt(bc(var) + scalar(ctx, eps, dt)) * bc(ctx.input(1)) + bc(ctx.input(2))
+    m = scalar(ctx, momentum, dt)
+    one_m = scalar(ctx, 1.0 - momentum, dt)
+    run_mean = ctx.input(3) * m + mean * one_m
+    run_var = ctx.input(4) * m + var * one_m
+    return [y, run_mean, run_var]
+
+
+# -- GridSample --------------------------------------------------------------------------------
+def _rint(x: Any) -> Any:
+    """Round half to even."""
+    fl = tir.floor(x)
+    diff = x - fl
+    even = tir.floormod(fl, tir.const(2.0, x.dtype)) == tir.const(0.0, x.dtype)
+    half = tir.const(0.5, x.dtype)
+    return tir.Select(diff > half, fl + 1, tir.Select(diff < half, fl,
+                                                         tir.Select(even, fl, fl + 1)))
+
+
+def _reflect(x: Any, lo: float, hi: float) -> Any:
+    dt = x.dtype
+    rng = tir.const(hi - lo, dt)
+    lo_c, hi_c = tir.const(lo, dt), tir.const(hi, dt)
+    dx_lo = lo_c - x
+    n_lo = tir.floor(dx_lo / rng)
+    r_lo = dx_lo - n_lo * rng
+    below = tir.Select(tir.floormod(n_lo, tir.const(2.0, dt)) == tir.const(0.0, dt),
+                       lo_c + r_lo, hi_c - r_lo)
+    dx_hi = x - hi_c
+    n_hi = tir.floor(dx_hi / rng)
+    r_hi = dx_hi - n_hi * rng
+    above = tir.Select(tir.floormod(n_hi, tir.const(2.0, dt)) == tir.const(0.0, dt),
+                       hi_c - r_hi, lo_c + r_hi)
+    return tir.Select(x < lo_c, below, tir.Select(x > hi_c, above, x))
+
+
+def _cubic_coeffs(t: Any) -> list[Any]:
+    a = -0.75
+    t = tir.abs(t)
+    c0 = ((a * (t + 1) - 5 * a) * (t + 1) + 8 * a) * (t + 1) - 4 * a
+    c1 = ((a + 2) * t - (a + 3)) * t * t + 1
+    c2 = ((a + 2) * (1 - t) - (a + 3)) * (1 - t) * (1 - t) + 1
+    c3 = ((a * (2 - t) - 5 * a) * (2 - t) + 8 * a) * (2 - t) - 4 * a
+    return [c0, c1, c2, c3]
+
+
+@converter("GridSample")
+def _grid_sample(ctx: Any) -> Any:
+    import itertools
+
+    shape = ctx.static_shape(0)
+    gshape = ctx.static_shape(1)
+    if shape is None or gshape is None:
+        raise ctx.unsupported("needs static shapes")
+    mode = ctx.attr("mode", "linear" if ctx.opset >= 20 else "bilinear")
+    mode = {"bilinear": "linear", "bicubic": "cubic"}.get(mode, mode)
+    pad_mode = ctx.attr("padding_mode", "zeros")
+    align = bool(ctx.attr("align_corners", 0))
+    if mode not in ("nearest", "linear", "cubic") or pad_mode not in ("zeros", "border",
+                                                                         "reflection"):
+        raise ctx.unsupported(f"mode={mode!r}, padding_mode={pad_mode!r}")
+    dims = shape[2:]
+    nd = len(dims)
+    dt = ctx.dtype(0)
+    borders = [(0.0, d - 1.0) if align else (-0.5, d - 0.5) for d in dims]
+    out_shape = [shape[0], shape[1], *gshape[1:-1]]
+
+    def fn(data: Any, grid: Any) -> Any:
+        def body(n: Any, c: Any, *o: Any) -> Any:
+            coords = []
+            for i in range(nd):
+                g = grid[(n, *o, nd - 1 - i)]
+                d = float(dims[i])
+                x = (g + 1) / 2 * (d - 1) if align else ((g + 1) * d - 1) / 2
+                if mode == "nearest":
+                    x = _rint(x)
+                lo, hi = borders[i]
+                if pad_mode == "border":
+                    x = tir.Select(tir.any(x < lo, x > hi),
+                                   tir.max(tir.min(x, tir.const(d - 1, dt)), tir.const(0.0, dt)),
+                                   x)
+                elif pad_mode == "reflection":
+                    x = _reflect(x, lo, hi)
+                coords.append(x)
+
+            def pixel(idx: list[Any]) -> Any:
+                cond = None
+                fixed = []
+                for i, v in enumerate(idx):
+                    d = dims[i]
+                    if pad_mode == "zeros":
+                        ok = tir.all(v >= 0, v < d)
+                        cond = ok if cond is None else tir.all(cond, ok)
+                        fixed.append(tir.max(tir.min(v, d - 1), 0))
+                    elif pad_mode == "border":
+                        fixed.append(tir.max(tir.min(v, d - 1), 0))
+                    else:
+                        lo, hi = borders[i]
+                        r = _reflect(tir.Cast(dt, v), lo, hi)
+                        fixed.append(tir.max(tir.min(tir.Cast("int64", r), d - 1), 0))
+                val = data[(n, c, *fixed)]
+                if cond is not None:
+                    val = tir.if_then_else(cond, val, tir.const(0.0, dt))
+                return val
+
+            if mode == "nearest":
+                return pixel([tir.Cast("int64", x) for x in coords])
+            base = [tir.Cast("int64", tir.floor(x)) for x in coords]
+            frac = [x - tir.floor(x) for x in coords]
+            if mode == "linear":
+                taps = [[(0, 1 - f), (1, f)] for f in frac]
+            else:
+                taps = [list(zip(range(-1, 3), _cubic_coeffs(f))) for f in frac]
+            total = None
+            for combo in itertools.product(*taps):
+                w = None
+                idx = []
+                for i, (off, wt) in enumerate(combo):
+                    idx.append(base[i] + off)
+                    w = wt if w is None else w * wt
+                term = w * pixel(idx)
+                total = term if total is None else total + term
+            return total
+
+        return te.compute(out_shape, body, name="grid_sample")
+
+    return ctx.bb.emit_te(fn, ctx.input(0), ctx.input(1), primfunc_name_hint="grid_sample")
+
+
+# -- window functions and AffineGrid (constants / small matmuls) -------------------------------
+def _window(kind: str) -> Any:
+    def impl(ctx: Any) -> Any:
+        size = ctx.int_list(0, "size")[0]
+        periodic = bool(ctx.attr("periodic", 1))
+        dt = onnx_dtype_to_str(ctx.attr("output_datatype", 1), f"{ctx.where()}: ")
+        n = size if periodic else size - 1
+        k = np.arange(size, dtype=np.float64)
+        if kind == "hann":
+            w = np.sin(np.pi * k / n) ** 2
+        elif kind == "hamming":
+            w = 25.0 / 46.0 - (21.0 / 46.0) * np.cos(2 * np.pi * k / n)
+        else:
+            w = 0.42 - 0.5 * np.cos(2 * np.pi * k / n) + 0.08 * np.cos(4 * np.pi * k / n)
+        return w.astype(np.dtype(dt) if dt != "bfloat16" else np.float32)
+
+    return impl
+
+
+converter("HannWindow", min_opset=17)(_window("hann"))
+converter("HammingWindow", min_opset=17)(_window("hamming"))
+converter("BlackmanWindow", min_opset=17)(_window("blackman"))
+
+
+@converter("AffineGrid", min_opset=20)
+def _affine_grid(ctx: Any) -> Any:
+    size = ctx.int_list(1, "size")
+    align = bool(ctx.attr("align_corners", 0))
+    dt = ctx.dtype(0)
+    spatial = size[2:]
+
+    def lin(n: int) -> np.ndarray:
+        if align:
+            return np.linspace(-1.0, 1.0, n) if n > 1 else np.zeros(1)
+        return (np.arange(n) * 2.0 + 1.0) / n - 1.0
+
+    axes = [lin(n) for n in spatial]  # (D,) H, W
+    mesh = np.meshgrid(*axes, indexing="ij")
+    # base grid rows (x, y[, z], 1): x runs over the last axis
+    coords = [m.reshape(-1) for m in mesh[::-1]] + [np.ones(int(np.prod(spatial)))]
+    base = np.stack(coords, axis=1)  # (P, nd + 1)
+    theta = ctx.input(0)  # (N, nd, nd + 1)
+    grid = R.matmul(ctx.const_expr(base, dt), R.permute_dims(theta, [0, 2, 1]))  # (N, P, nd)
+    return R.reshape(grid, [size[0], *spatial, len(spatial)])
+
+
+# -- Col2Im ------------------------------------------------------------------------------------
+@converter("Col2Im", min_opset=18)
+def _col2im(ctx: Any) -> Any:
+    """Sum of column entries into the image: one reduction over the block offsets."""
+    shape = ctx.static_shape(0)
+    image = ctx.int_list(1, "image_shape")
+    block = ctx.int_list(2, "block_shape")
+    if shape is None:
+        raise ctx.unsupported("needs a static input shape")
+    nd = len(image)
+    dil = ctx.attr("dilations", [1] * nd)
+    pads = ctx.attr("pads", [0] * (2 * nd))
+    strides = ctx.attr("strides", [1] * nd)
+    n, cb, _ = shape
+    bsize = int(np.prod(block))
+    c = cb // bsize
+    grid = [(image[i] + pads[i] + pads[i + nd] - dil[i] * (block[i] - 1) - 1) // strides[i] + 1
+            for i in range(nd)]
+    dt = ctx.dtype(0)
+
+    def fn(cols: Any) -> Any:
+        raxes = [te.reduce_axis((0, b), name=f"b{i}") for i, b in enumerate(block)]
+
+        def body(ni: Any, ci: Any, *p: Any) -> Any:
+            cond = None
+            lin_l = None
+            lin_b = None
+            for i in range(nd):
+                t = p[i] + pads[i] - raxes[i] * dil[i]
+                q = tir.floordiv(t, strides[i])
+                ok = tir.all(t >= 0, tir.floormod(t, strides[i]) == 0, q < grid[i])
+                cond = ok if cond is None else tir.all(cond, ok)
+                qc = tir.max(tir.min(q, grid[i] - 1), 0)
+                lin_l = qc if lin_l is None else lin_l * grid[i] + qc
+                lin_b = raxes[i] if lin_b is None else lin_b * block[i] + raxes[i]
+            v = cols[ni, ci * bsize + lin_b, lin_l]
+            return te.sum(tir.if_then_else(cond, v, tir.const(0, dt)), axis=raxes)
+
+        return te.compute([n, c, *image], body, name="col2im")
+
+    return ctx.bb.emit_te(fn, ctx.input(0), primfunc_name_hint="col2im")
+
+
+# -- STFT, TensorScatter, MaxUnpool ------------------------------------------------------------
+@converter("STFT", min_opset=17)
+def _stft(ctx: Any) -> Any:
+    """Frames gathered with a constant index matrix, windowed, then a DFT as matmuls."""
+    shape = ctx.static_shape(0)
+    if shape is None:
+        raise ctx.unsupported("needs a static signal shape")
+    batch, length, comp = shape
+    step = ctx.int_list(1, "frame_step")[0]
+    if ctx.has(3):
+        flen = ctx.int_list(3, "frame_length")[0]
+    elif ctx.has(2):
+        flen = ctx.shape(2)[0]
+    else:
+        raise ctx.error("frame_length or window is required")
+    onesided = bool(ctx.attr("onesided", 1))
+    dt = ctx.dtype(0)
+    frames = (length - flen) // step + 1
+    idx = (np.arange(frames).reshape(-1, 1) * step + np.arange(flen).reshape(1, -1))
+    x = ctx.input(0)
+
+    def part(k: int) -> Any:
+        sig = R.squeeze(R.strided_slice(x, [2], [k], [k + 1]), [2])  # (B, L)
+        fr = R.reshape(R.take(sig, ctx.const_expr(idx.reshape(-1), "int64"), axis=1),
+                       [batch, frames, flen])
+        if ctx.has(2):
+            fr = fr * ctx.input(2)
+        return ctx.emit(fr)
+
+    xr = part(0)
+    xi = part(1) if comp == 2 else None
+    n = np.arange(flen).reshape(-1, 1)
+    k = np.arange(flen // 2 + 1 if onesided else flen).reshape(1, -1)
+    ang = 2 * np.pi * n * k / flen
+    c, s = ctx.const_expr(np.cos(ang), dt), ctx.const_expr(-np.sin(ang), dt)
+    re = R.matmul(xr, c)
+    im = R.matmul(xr, s)
+    if xi is not None:
+        re = re - R.matmul(xi, s)
+        im = im + R.matmul(xi, c)
+    return R.concat([R.expand_dims(re, [3]), R.expand_dims(im, [3])], axis=3)
+
+
+@converter("TensorScatter", min_opset=24)
+def _tensor_scatter(ctx: Any) -> Any:
+    """Write ``update`` into ``past_cache`` at per-batch positions along ``axis``."""
+    pshape, ushape = ctx.static_shape(0), ctx.static_shape(1)
+    if pshape is None or ushape is None:
+        raise ctx.unsupported("needs static shapes")
+    ndim = len(pshape)
+    axis = ctx.attr("axis", -2) % ndim
+    circular = ctx.attr("mode", "linear") == "circular"
+    t = ushape[axis]
+    rng_shape = [1] * ndim
+    rng_shape[axis] = t
+    pos = ctx.const_expr(np.arange(t).reshape(rng_shape), "int64")
+    if ctx.has(2):
+        start = R.reshape(R.astype(ctx.input(2), "int64"), [-1] + [1] * (ndim - 1))
+    else:
+        start = ctx.const_expr(np.zeros([1] * ndim, np.int64), "int64")
+    idx = start + pos
+    if circular:
+        idx = R.floor_mod(idx, ctx.const_expr(pshape[axis], "int64"))
+    idx = R.broadcast_to(idx, ushape)
+    return R.scatter_elements(ctx.input(0), idx, ctx.input(1), axis=axis)
+
+
+@converter("MaxUnpool", min_opset=9)
+def _max_unpool(ctx: Any) -> Any:
+    shape = ctx.static_shape(0)
+    if shape is None:
+        raise ctx.unsupported("needs a static input shape")
+    kernel = ctx.attr("kernel_shape")
+    nsp = len(kernel)
+    strides = ctx.attr("strides", [1] * nsp)
+    pads = ctx.attr("pads", [0] * (2 * nsp))
+    inferred = shape[:2] + [(shape[2 + i] - 1) * strides[i] - pads[i] - pads[i + nsp]
+                            + kernel[i] for i in range(nsp)]
+    out_shape = ctx.int_list(2, "output_shape") if ctx.has(2) else inferred
+    dt = ctx.dtype(0)
+    total = int(np.prod(inferred))
+    zeros = R.full([total], ctx.const_expr(0, dt), dt)
+    idx = R.reshape(R.astype(ctx.input(1), "int64"), [-1])
+    vals = R.reshape(ctx.input(0), [-1])
+    y = ctx.emit(R.reshape(R.scatter_elements(zeros, idx, vals, axis=0), inferred))
+    cur = list(inferred)
+    for a in range(len(out_shape)):  # indices address the inferred shape; pad to output_shape
+        extra = out_shape[a] - cur[a]
+        if extra > 0:
+            pad_shape = list(cur)
+            pad_shape[a] = extra
+            y = ctx.emit(R.concat([y, R.full(pad_shape, ctx.const_expr(0, dt), dt)], axis=a))
+            cur[a] = out_shape[a]
+    return y
+
+
+# -- Det ---------------------------------------------------------------------------------------
+@converter("Det", min_opset=11)
+def _det(ctx: Any) -> Any:
+    """Determinants of small (n <= 4) matrices by cofactor expansion."""
+    shape = ctx.static_shape(0)
+    if shape is None or shape[-1] != shape[-2] or shape[-1] > 4:
+        raise ctx.unsupported("needs static square matrices of size at most 4")
+    n = shape[-1]
+    ndim = len(shape)
+    x = ctx.input(0)
+    entries = {}
+    for i in range(n):
+        for j in range(n):
+            e = R.strided_slice(x, [ndim - 2, ndim - 1], [i, j], [i + 1, j + 1])
+            entries[i, j] = ctx.emit(R.squeeze(e, [ndim - 2, ndim - 1]))
+
+    def det(rows: list[int], cols: list[int]) -> Any:
+        if len(rows) == 1:
+            return entries[rows[0], cols[0]]
+        total = None
+        for k, c in enumerate(cols):
+            minor = det(rows[1:], cols[:k] + cols[k + 1:])
+            term = entries[rows[0], c] * minor
+            total = term if total is None else (total - term if k % 2 else total + term)
+        return ctx.emit(total)
+
+    return det(list(range(n)), list(range(n)))
+
+
+# -- RoiAlign ----------------------------------------------------------------------------------
+@converter("RoiAlign", min_opset=10)
+def _roi_align(ctx: Any) -> Any:
+    """Bilinear samples on a fixed grid per output bin, averaged or max-reduced."""
+    shape = ctx.static_shape(0)
+    rshape = ctx.static_shape(1)
+    ratio = ctx.attr("sampling_ratio", 0)
+    if shape is None or rshape is None:
+        raise ctx.unsupported("needs static shapes")
+    if ratio <= 0:
+        raise ctx.unsupported("sampling_ratio=0 (the sample grid depends on the roi values)")
+    _, c, h, w = shape
+    oh, ow = ctx.attr("output_height", 1), ctx.attr("output_width", 1)
+    scale = ctx.attr("spatial_scale", 1.0)
+    half = (ctx.attr("coordinate_transformation_mode", "half_pixel" if ctx.opset >= 16
+                     else "output_half_pixel") == "half_pixel")
+    mode = ctx.attr("mode", "avg")
+    dt = ctx.dtype(0)
+    off = 0.5 if half else 0.0
+
+    def fn(data: Any, rois: Any, bidx: Any) -> Any:
+        def body(r: Any, ci: Any, ph: Any, pw: Any) -> Any:
+            x1, y1 = rois[r, 0] * scale - off, rois[r, 1] * scale - off
+            x2, y2 = rois[r, 2] * scale - off, rois[r, 3] * scale - off
+            rw, rh = x2 - x1, y2 - y1
+            if not half:
+                rw, rh = tir.max(rw, tir.const(1.0, dt)), tir.max(rh, tir.const(1.0, dt))
+            bh, bw = rh / oh, rw / ow
+            b = tir.Cast("int64", bidx[r])
+            acc = None
+            for iy in range(ratio):
+                for ix in range(ratio):
+                    y = y1 + tir.Cast(dt, ph) * bh + (iy + 0.5) * bh / ratio
+                    x = x1 + tir.Cast(dt, pw) * bw + (ix + 0.5) * bw / ratio
+                    outside = tir.any(y < -1.0, y > float(h), x < -1.0, x > float(w))
+                    y = tir.max(y, tir.const(0.0, dt))
+                    x = tir.max(x, tir.const(0.0, dt))
+                    yl, xl = tir.Cast("int64", y), tir.Cast("int64", x)
+                    y_edge, x_edge = yl >= h - 1, xl >= w - 1
+                    yl = tir.Select(y_edge, tir.const(h - 1, "int64"), yl)
+                    xl = tir.Select(x_edge, tir.const(w - 1, "int64"), xl)
+                    yh = tir.Select(y_edge, yl, yl + 1)
+                    xh = tir.Select(x_edge, xl, xl + 1)
+                    y = tir.Select(y_edge, tir.Cast(dt, yl), y)
+                    x = tir.Select(x_edge, tir.Cast(dt, xl), x)
+                    ly, lx = y - tir.Cast(dt, yl), x - tir.Cast(dt, xl)
+                    hy, hx = 1.0 - ly, 1.0 - lx
+                    terms = [hy * hx * data[b, ci, yl, xl], hy * lx * data[b, ci, yl, xh],
+                             ly * hx * data[b, ci, yh, xl], ly * lx * data[b, ci, yh, xh]]
+                    zero = tir.const(0.0, dt)
+                    if mode == "avg":
+                        v = tir.Select(outside, zero, terms[0] + terms[1] + terms[2] + terms[3])
+                        acc = v if acc is None else acc + v
+                    else:
+                        v = tir.Select(outside, zero, tir.max(tir.max(terms[0], terms[1]),
+                                                               tir.max(terms[2], terms[3])))
+                        acc = v if acc is None else tir.max(acc, v)
+            return acc / float(ratio * ratio) if mode == "avg" else acc
+
+        return te.compute([rshape[0], c, oh, ow], body, name="roi_align")
+
+    return ctx.bb.emit_te(fn, ctx.input(0), ctx.input(1), ctx.input(2),
+                          primfunc_name_hint="roi_align")
+
+
+# -- DeformConv --------------------------------------------------------------------------------
+@converter("DeformConv", min_opset=19)
+def _deform_conv(ctx: Any) -> Any:
+    """2-d deformable convolution: bilinear samples at offset positions (zero outside)."""
+    xs, ws = ctx.static_shape(0), ctx.static_shape(1)
+    if xs is None or ws is None or len(xs) != 4:
+        raise ctx.unsupported("needs static 4-d input and weight shapes")
+    n, c, h, w = xs
+    oc, cg, kh, kw = ws
+    st = ctx.attr("strides", [1, 1])
+    dil = ctx.attr("dilations", [1, 1])
+    pads = ctx.attr("pads", [0, 0, 0, 0])
+    group, ogroups = ctx.attr("group", 1), ctx.attr("offset_group", 1)
+    oh = (h + pads[0] + pads[2] - dil[0] * (kh - 1) - 1) // st[0] + 1
+    ow = (w + pads[1] + pads[3] - dil[1] * (kw - 1) - 1) // st[1] + 1
+    dt = ctx.dtype(0)
+    has_mask = ctx.has(4)
+    args = [ctx.input(0), ctx.input(1), ctx.input(2)] + ([ctx.input(4)] if has_mask else [])
+
+    def fn(x: Any, wt: Any, off: Any, *rest: Any) -> Any:
+        mask = rest[0] if rest else None
+        ric = te.reduce_axis((0, cg), name="ic")
+        ri = te.reduce_axis((0, kh), name="i")
+        rj = te.reduce_axis((0, kw), name="j")
+
+        def body(ni: Any, o: Any, y: Any, xo: Any) -> Any:
+            ic = (o // (oc // group)) * cg + ric
+            og = ic // (c // ogroups)
+            k = ri * kw + rj
+            py = (y * st[0] - pads[0] + ri * dil[0]) + off[ni, og * 2 * kh * kw + 2 * k, y, xo]
+            px = (xo * st[1] - pads[1] + rj * dil[1]) + off[ni, og * 2 * kh * kw + 2 * k + 1,
+                                                             y, xo]
+            py, px = tir.Cast(dt, py), tir.Cast(dt, px)
+            y0f, x0f = tir.floor(py), tir.floor(px)
+            y0, x0 = tir.Cast("int64", y0f), tir.Cast("int64", x0f)
+            ly, lx = py - y0f, px - x0f
+            val = None
+            for dy, wy in ((0, 1.0 - ly), (1, ly)):
+                for dx, wx in ((0, 1.0 - lx), (1, lx)):
+                    yy, xx = y0 + dy, x0 + dx
+                    ok = tir.all(yy >= 0, yy < h, xx >= 0, xx < w)
+                    v = x[ni, ic, tir.max(tir.min(yy, h - 1), 0), tir.max(tir.min(xx, w - 1), 0)]
+                    term = tir.if_then_else(ok, v, tir.const(0.0, dt)) * wy * wx
+                    val = term if val is None else val + term
+            if mask is not None:
+                val = val * mask[ni, og * kh * kw + k, y, xo]
+            return te.sum(wt[o, ric, ri, rj] * val, axis=[ric, ri, rj])
+
+        return te.compute([n, oc, oh, ow], body, name="deform_conv")
+
+    y = ctx.bb.emit_te(fn, *args, primfunc_name_hint="deform_conv")
+    if ctx.has(3):
+        y = y + R.reshape(ctx.input(3), [-1, 1, 1])
+    return y

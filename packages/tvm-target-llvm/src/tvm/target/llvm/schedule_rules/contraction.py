@@ -1,0 +1,264 @@
+"""Sum-of-products reductions: matmul, batch matmul, dense, conv2d (NCHW, NHWC, depthwise,
+grouped): a register-blocked micro-kernel.
+
+For ``C[..., r, v] += X[...] * Y[...]`` with the roles of
+:func:`~.analysis.match_contraction`, the loop nest becomes::
+
+    for <shared, outer tile loops> (parallel, fused)
+      for v_o, r_o                        # one MR x NR output tile per iteration
+        init tile (decompose_reduction: unrolled rows, vectorized columns)
+        for <reduction loops>             # k (matmul), rc/ry/rx (conv)
+          for r_i in unroll(MR)
+            for v_i in vectorized(NR)     # NR = one or two vector registers
+              C[r, v] += X[r, k] * Y[k, v]   -> broadcast X, FMA into MR*NR/lanes registers
+        epilogue tile (bias, activation ... reverse_compute_at)
+
+``MR`` is chosen so that the ``MR * NR / lanes`` accumulators, the ``NR / lanes`` loaded
+vectors and a broadcast fit the target's vector registers, preferring a divisor of the row
+extent (a non-dividing MR guards the rows with a predicate).  ``NR`` divides the vector
+extent (otherwise the nest is tiled without explicit vectorization).  An operand that reads
+the vector variable in another dimension than its last (the weight ``W[j, k]`` of a dense
+layer) is first copied into a packed layout ``W[j // NR, k, j % NR]`` (cache_read +
+transform_layout), so the kernel loads it contiguously.
+
+When the output's last extent holds no whole vector register (an NCHW convolution on a
+56-, 28- or 14-wide image with AVX-512), the kernel vectorizes the output channels
+instead: the weights are packed channels-last, the tile accumulates in a channels-last
+copy of the output (cache_write + transform_layout) and each finished tile is written back
+to NCHW (reverse_compute_at).  Matmul-like nests split the panel loop so that a block of
+``K x NR`` panels stays in L2 while the rows sweep it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+from tvm.tir.expr import Var
+
+from .analysis import BlockInfo, Contraction
+from .common import (
+    NotApplicable, largest_factor, loop_extent, parallelize_outer, reorder, try_primitive,
+    vector_factor,
+)
+from .cpu import CPUInfo
+from .elementwise import schedule_loops_spatial
+
+__all__ = ["schedule_contraction", "choose_tile", "choose_contraction"]
+
+#: rows unrolled when the row extent is symbolic or has no suitable divisor
+DEFAULT_MR = 6
+#: most rows unrolled for a tile of one / several vector registers
+MAX_MR_ONE_VECTOR = 16
+MAX_MR_MULTI_VECTOR = 8
+
+
+def choose_tile(info: BlockInfo, con: Contraction, cpu: CPUInfo) -> tuple[int, Optional[int]]:
+    """``(MR, NR)``: rows unrolled and vector lanes of the micro-kernel (``NR`` None when
+    the vector extent has no vector factor)."""
+    lanes = cpu.lanes(info.dtype)
+    ext_v = info.extents[con.vec]
+    nr = vector_factor(ext_v, lanes, max_vectors=2)
+    if con.row is None:
+        return 1, nr
+    nvec = 1 if nr is None else max(1, -(-nr // lanes))
+    budget = max(1, (cpu.vector_registers - nvec - 2) // nvec)
+    mr_max = min(budget, MAX_MR_MULTI_VECTOR if nvec > 1 else MAX_MR_ONE_VECTOR)
+    ext_r = info.extents[con.row]
+    if ext_r is not None:
+        if ext_r <= mr_max:
+            return ext_r, nr
+        for c in range(mr_max, max(mr_max // 2, 2) - 1, -1):
+            if ext_r % c == 0:
+                return c, nr
+    return min(DEFAULT_MR, mr_max), nr
+
+
+def choose_contraction(info: BlockInfo, candidates: Sequence[Contraction], cpu: CPUInfo
+                       ) -> Optional[Contraction]:
+    """The way to vectorize (see :func:`~.analysis.contraction_candidates`): along the
+    output's last index when its extent holds whole vector registers; otherwise along
+    another output variable that does (accumulating channels-last), if any."""
+    if not candidates:
+        return None
+    lanes = cpu.lanes(info.dtype)
+
+    def width(con: Contraction) -> int:
+        return vector_factor(info.extents[con.vec], lanes, max_vectors=2) or 0
+
+    first = candidates[0]
+    if not first.transpose_output and width(first) >= lanes:
+        return first
+    better = [c for c in candidates if c.transpose_output and width(c) >= lanes]
+    return max(better, key=width) if better else first
+
+
+def _transpose_accumulator(sch: Any, block: Any, con: Contraction, nr: int) -> Any:
+    """Accumulate in a copy of the output laid out ``[..., v // nr, ..., v % nr]`` (the
+    vector variable last, contiguous); returns the block writing the copy back."""
+    write_back = sch.cache_write(block, 0, "global")
+    out = sch.get(block).writes[0].buffer
+    ndim = len(out.shape)
+    dim = next(d for d, idx in enumerate(sch.get(block).body.indices)
+               if idx is sch.get(block).iter_vars[con.vec].var)
+
+    def blocked(*idx: Any) -> tuple:
+        head = [idx[d] // nr if d == dim else idx[d] for d in range(ndim)]
+        return (*head, idx[dim] % nr)
+
+    sch.transform_layout(block, ("write", 0), blocked)
+    return write_back
+
+
+def _panel_block(sch: Any, vo: Any, info: BlockInfo, con: Contraction, nr: Optional[int],
+                 cpu: CPUInfo) -> Optional[tuple[Any, Any]]:
+    """Split the loop over vector panels so that one block of panels (K x NR each) fills
+    about half the L2 cache; returns the (outer, inner) loops, or None when all panels
+    fit already."""
+    if vo is None or nr is None:
+        return None
+    k = 1
+    for r in con.reduce:
+        if info.extents[r] is None:
+            return None
+        k *= info.extents[r]
+    elem = max(1, cpu.lanes("int8") // cpu.lanes(info.dtype))  # bytes per element
+    panels = max(1, (cpu.l2_bytes // 2) // (k * nr * elem))
+    count = loop_extent(sch, vo)
+    if count is None or count <= panels:
+        return None
+    block = largest_factor(count, range(panels, 1, -1))
+    if block is None:
+        return None
+    outer, inner = sch.split(vo, [None, block])
+    return outer, inner
+
+
+def _split(sch: Any, loop: Any, factor: int, ext: Optional[int]) -> tuple[Any, Any]:
+    if ext is not None and ext == factor:
+        return None, loop
+    outer, inner = sch.split(loop, [None, factor])
+    return outer, inner
+
+
+def _pack_operands(sch: Any, block: Any, con: Contraction, nr: int, cpu: CPUInfo) -> None:
+    """Copy each operand of ``con.pack`` into the layout ``[..., v // nr, ..., v % nr]``."""
+    for n in con.pack:
+        op = con.operands[n]
+        reads = sch.get(block).reads
+        index = next(k for k, r in enumerate(reads) if r.buffer is op.buffer)
+        dim = next(d for d, used in enumerate(op.vars_in) if con.vec in used)
+        cache = sch.cache_read(block, index, "global")
+        ndim = len(op.buffer.shape)
+
+        def packed(*idx: Any, dim: int = dim, ndim: int = ndim) -> tuple:
+            head = [idx[d] // nr if d == dim else idx[d] for d in range(ndim)]
+            return (*head, idx[dim] % nr)
+
+        sch.transform_layout(cache, ("write", 0), packed)
+        schedule_loops_spatial(sch, sch.get_loops(cache), None, cpu, dtype=op.buffer.dtype)
+
+
+def schedule_contraction(sch: Any, block: Any, info: BlockInfo, con: Contraction,
+                         cpu: CPUInfo, epilogue: Sequence[Any] = (),
+                         tile: Optional[tuple[int, Optional[int]]] = None,
+                         prologue: Sequence[Any] = ()) -> None:
+    """The micro-kernel rule (see the module docstring); ``epilogue`` lists elementwise
+    consumer blocks to compute per output tile, in order; ``prologue`` producer blocks
+    (padding stages) to compute per iteration of the outermost loop when that loop walks
+    disjoint slices of what they produce (the channels of a depthwise convolution);
+    ``tile`` overrides :func:`choose_tile`."""
+    mr, nr = tile if tile is not None else choose_tile(info, con, cpu)
+    if (con.pack or con.transpose_output) and nr is None:
+        raise NotApplicable(f"block {info.name!r}: packing needs a vector length dividing "
+                            "the vector extent")
+    if con.pack:
+        _pack_operands(sch, block, con, nr, cpu)  # type: ignore[arg-type]
+    if con.transpose_output:
+        epilogue = [_transpose_accumulator(sch, block, con, nr), *epilogue]  # type: ignore
+
+    loops = sch.get_loops(block)
+    by_var = dict(enumerate(loops))
+    vo, vi = (None, by_var[con.vec])
+    if nr is not None:
+        vo, vi = _split(sch, by_var[con.vec], nr, info.extents[con.vec])
+    ro = ri = None
+    if con.row is not None:
+        ro, ri = _split(sch, by_var[con.row], mr, info.extents[con.row])
+    shared = [by_var[k] for k in con.shared if k != con.row]
+    vec_group = [by_var[k] for k in con.vec_group if k != con.row]
+    row_group = [by_var[k] for k in con.row_group if k != con.row]
+    reduce = [by_var[k] for k in con.reduce]
+    vec_outer = vec_group + ([vo] if vo is not None else [])
+    row_outer = row_group + ([ro] if ro is not None else [])
+    if vec_group:
+        # conv-like: the broadcast operand (weights) of a row block is small; keep it in
+        # cache while the vector-side loops sweep the image
+        outer = shared + row_outer + vec_outer
+    else:
+        # matmul-like: keep K x NR panels of the vector operand in L2 across rows, and
+        # each row block of the broadcast operand in L1 across a few panels
+        blocked = _panel_block(sch, vo, info, con, nr, cpu)
+        if blocked is not None:
+            outer = shared + vec_group + [blocked[0]] + row_outer + [blocked[1]]
+        else:
+            outer = shared + vec_outer + row_outer
+    inner = ([ri] if ri is not None else []) + [vi]
+    reorder(sch, [*outer, *reduce, *inner])
+    if ri is not None and mr > 1:
+        sch.unroll(ri)
+    if nr is not None:
+        sch.vectorize(vi)
+    # the init of the tile, before the reduction loops, vectorized like the update
+    if reduce:
+        init = sch.decompose_reduction(block, reduce[0])
+        _unroll_vectorize(sch, sch.get_loops(init)[len(outer):], nr is not None)
+    if outer:
+        for epi in epilogue:
+            if try_primitive(sch, "reverse_compute_at", epi, outer[-1]) is None:
+                break
+            schedule_loops_spatial(sch, sch.get_loops(epi)[len(outer):], None, cpu,
+                                   parallel=False, dtype=_out_dtype(sch, epi))
+    work: Optional[int] = 1
+    for e in info.extents:
+        work = None if e is None or work is None else work * e
+    shared_vars = [k for k in con.shared if k != con.row]
+    if outer and shared_vars and _prologue_at(sch, outer[0], shared_vars[0], con, prologue, cpu):
+        outer = outer[:1]  # the loop now holds the prologue too: nothing to fuse it with
+    parallelize_outer(sch, outer, cpu.parallel_tasks, work)
+
+
+def _prologue_at(sch: Any, loop: Any, var: int, con: Contraction, prologue: Sequence[Any],
+                 cpu: CPUInfo) -> bool:
+    """compute_at each prologue block under ``loop`` (driven by iteration variable
+    ``var``) when the operand it produces is indexed by exactly ``var`` in one dimension:
+    every iteration then computes its own slice, nothing twice."""
+    moved = False
+    for pro in prologue:
+        written = {id(r.buffer) for r in sch.get(pro).writes}
+        reads = [op for op in con.operands if id(op.buffer) in written]
+        if not reads or not all(any(f == {var: 1} and isinstance(op.load.indices[d], Var)
+                                    for d, f in enumerate(op.forms)) for op in reads):
+            continue
+        if try_primitive(sch, "compute_at", pro, loop) is None:
+            continue
+        schedule_loops_spatial(sch, sch.get_loops(pro)[1:], None, cpu, parallel=False,
+                               dtype=_out_dtype(sch, pro), vectorize=False)
+        moved = True
+    return moved
+
+
+def _out_dtype(sch: Any, block: Any) -> str:
+    writes = sch.get(block).writes
+    return writes[0].buffer.dtype if writes else "float32"
+
+
+def _unroll_vectorize(sch: Any, loops: list, vectorize: bool) -> None:
+    if not loops:
+        return
+    if vectorize:
+        sch.vectorize(loops[-1])
+        loops = loops[:-1]
+    for lp in loops:
+        ext = loop_extent(sch, lp)
+        if ext is not None and ext <= MAX_MR_ONE_VECTOR:
+            sch.unroll(lp)

@@ -1,0 +1,84 @@
+"""Importer features end to end (import -> relax.build -> VM): symbolic shape values as
+runtime tensors, parameters kept as inputs, If with a runtime condition, Loop unrolling."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+from onnx import TensorProto, helper  # noqa: E402
+
+import tvm.runtime  # noqa: E402
+from tvm import relax  # noqa: E402
+from tvm.relax.frontend import detach_params  # noqa: E402
+from tvm.relax.frontend.onnx import from_onnx  # noqa: E402
+
+
+def _run(mod, *args):
+    vm = relax.VirtualMachine(relax.build(mod, target="llvm"), tvm.runtime.cpu())
+    out = vm["main"](*args)
+    if isinstance(out, (list, tuple)):
+        return [o.numpy() for o in out]
+    return out.numpy()
+
+
+def _model(nodes, inputs, outputs, inits=(), opset=17):
+    graph = helper.make_graph(nodes, "g", inputs, outputs, list(inits))
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def test_symbolic_shape_value_becomes_a_tensor():
+    m = _model([helper.make_node("Shape", ["x"], ["s"]),
+                helper.make_node("Mul", ["s", "two"], ["y"])],
+               [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 3])],
+               [helper.make_tensor_value_info("y", TensorProto.INT64, [2])],
+               [helper.make_tensor("two", TensorProto.INT64, [], [2])])
+    mod = from_onnx(m)
+    for n in (1, 5):
+        np.testing.assert_array_equal(_run(mod, np.zeros((n, 3), np.float32)), [2 * n, 6])
+
+
+def test_keep_params_in_input_runs_with_detached_params():
+    w = np.arange(6, dtype=np.float32).reshape(3, 2)
+    m = _model([helper.make_node("MatMul", ["x", "w"], ["y"])],
+               [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3])],
+               [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+               [helper.make_tensor("w", TensorProto.FLOAT, [3, 2], w.reshape(-1))])
+    mod, params = detach_params(from_onnx(m, keep_params_in_input=True))
+    x = np.ones((1, 3), np.float32)
+    np.testing.assert_allclose(_run(mod, x, *params["main"]), x @ w)
+
+
+def test_if_with_runtime_condition_selects_a_branch():
+    then_g = helper.make_graph([helper.make_node("Add", ["x", "x"], ["t"])], "then", [],
+                               [helper.make_tensor_value_info("t", TensorProto.FLOAT, [2])])
+    else_g = helper.make_graph([helper.make_node("Neg", ["x"], ["e"])], "else", [],
+                               [helper.make_tensor_value_info("e", TensorProto.FLOAT, [2])])
+    m = _model([helper.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g)],
+               [helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+                helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    mod = from_onnx(m)
+    x = np.array([1.0, -2.0], np.float32)
+    np.testing.assert_allclose(_run(mod, np.array(True), x), 2 * x)
+    np.testing.assert_allclose(_run(mod, np.array(False), x), -x)
+
+
+def test_loop_with_constant_trip_count_is_unrolled():
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("Add", ["acc_in", "x"], ["acc_out"])],
+        "body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("acc_in", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("acc_out", TensorProto.FLOAT, [2])])
+    m = _model([helper.make_node("Loop", ["M", "", "acc0"], ["acc"], body=body)],
+               [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2]),
+                helper.make_tensor_value_info("acc0", TensorProto.FLOAT, [2])],
+               [helper.make_tensor_value_info("acc", TensorProto.FLOAT, [2])],
+               [helper.make_tensor("M", TensorProto.INT64, [], [3])])
+    x = np.array([1.0, 2.0], np.float32)
+    np.testing.assert_allclose(_run(from_onnx(m), x, np.zeros(2, np.float32)), 3 * x)
