@@ -156,3 +156,17 @@ def test_added_operators_build_fused_and_run():
     s = ref.grid_sample(p, xs[2], "bilinear", "border")
     expected = np.einsum("nchw,ndhw->ncd", s, s) * 0.002
     np.testing.assert_allclose(run(body, [x, w, g], *xs), expected, rtol=1e-3, atol=1e-4)
+
+
+def test_one_hot_with_a_run_time_depth():
+    """ONNX OneHot's depth tensor: tensor_to_scalar, then match_cast defines a symbolic depth."""
+    idx, dep = var("i", [3], "int64"), var("d", [], "int64")
+
+    def body(bb, idx, dep):
+        s = bb.emit(op.call_pure_packed("vm.builtin.tensor_to_scalar", dep,
+                                        sinfo_args=relax.PrimStructInfo("int64")))
+        depth = bb.match_cast(s, relax.PrimStructInfo(value=tir.Var("depth", "int64")))
+        return op.one_hot(idx, depth, (0.0, 1.0))
+
+    out = run(body, [idx, dep], np.array([0, 2, -1]), np.array(4))
+    np.testing.assert_array_equal(out, np.eye(4, dtype="float32")[[0, 2, 3]])

@@ -170,3 +170,24 @@ def test_module_with_several_functions():
     mod["inc"](a)
     mod["dbl"](a)
     np.testing.assert_array_equal(a, (np.arange(4) + 1) * 2)
+
+
+@pytest.mark.parametrize("name", ["exp", "asin", "tanh"])
+def test_kernel_named_like_a_libm_function(name, tmp_path):
+    """A kernel called ``exp`` must not capture libm's ``exp`` (float64 math calls it): it is
+    exported under another symbol and found by its name through the module metadata."""
+    from tvm.ir.module import IRModule
+
+    n = SizeVar("n", "int32")
+    A = decl_buffer((n,), "float64", "A")
+    B = decl_buffer((n,), "float64", "B")
+    i = Var("i", "int32")
+    fn = getattr(tir.op, name)
+    func = prim_func(name, [A, B], For(i, 0, n, ForKind.SERIAL, BufferStore(B, fn(A[i]), (i,))))
+    mod = build(IRModule({name: func}))
+    assert mod.function_names == [name]
+    a, b = np.linspace(-0.9, 0.9, 9), np.zeros(9)
+    mod[name](a, b)
+    np.testing.assert_allclose(b, {"exp": np.exp, "asin": np.arcsin, "tanh": np.tanh}[name](a),
+                               rtol=1e-12)
+    assert f"__tvm_fn_{name}" in mod.get_source("ll")

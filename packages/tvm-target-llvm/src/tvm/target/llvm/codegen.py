@@ -21,6 +21,7 @@ from typing import Any
 
 from llvmlite import ir
 from tvm import tir
+from tvm.tir.codegen.c_types import _LIBC_NAMES
 from tvm.tir.functor import snake_name
 
 from .codegen_expr import ExprCodegen
@@ -187,6 +188,12 @@ class CodeGenLLVM(ExprCodegen, StmtCodegen, IntrinsicCodegen, PackedCodegen, Out
         symbol = func.attrs.get("global_symbol") or name
         if not symbol:
             raise ValueError("llvm codegen: the PrimFunc has neither global_symbol nor a name")
+        public = name or symbol
+        if symbol in _LIBC_NAMES:
+            # A kernel called ``exp`` or ``asin`` would capture libm's symbol (float64 math
+            # calls it): export it under another symbol; the module metadata maps the public
+            # name to it (docs/abi.md), as the C target does.
+            symbol = f"__tvm_fn_{symbol}"
         if func.buffer_map:
             raise ValueError(
                 f"llvm codegen: {symbol} still has a buffer_map; run "
@@ -204,7 +211,7 @@ class CodeGenLLVM(ExprCodegen, StmtCodegen, IntrinsicCodegen, PackedCodegen, Out
             if not self.builder.block.is_terminated:
                 self.builder.ret(ir.Constant(I32, 0))
         if func.attrs.get("calling_conv") == "packed":
-            self._meta_functions.append({"name": name or symbol, "symbol": symbol,
+            self._meta_functions.append({"name": public, "symbol": symbol,
                                          "params": packed_params(func)})
         return fn
 

@@ -529,3 +529,19 @@ def einsum_te(ctx: Any, xs: list[Any], equation: str) -> Any:
         return te.compute([dims[c] for c in out], body, name="einsum")
 
     return ctx.bb.emit_te(fn, *xs, primfunc_name_hint="einsum")
+
+
+# -- ai.onnx.ml --------------------------------------------------------------------------------
+@converter("Binarizer", domain="ai.onnx.ml")
+def _binarizer(ctx: Any) -> Any:
+    x, dt = ctx.input(0), ctx.dtype(0)
+    thr = ctx.attr("threshold", 0.0)
+    return R.where(R.greater(x, scalar(ctx, thr, dt)), scalar(ctx, 1, dt), scalar(ctx, 0, dt))
+
+
+@converter("ArrayFeatureExtractor", domain="ai.onnx.ml")
+def _array_feature_extractor(ctx: Any) -> Any:
+    idx = ctx.input(1)
+    if ctx.ndim(1) != 1:
+        idx = R.reshape(idx, [-1])
+    return R.take(ctx.input(0), idx, axis=ctx.ndim(0) - 1)

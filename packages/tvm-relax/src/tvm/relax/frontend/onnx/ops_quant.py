@@ -41,8 +41,15 @@ def quantize(ctx: Any, x: Any, scale: Any, zp: Optional[Any], out_dt: str, fdt: 
 
 
 def _block_check(ctx: Any) -> None:
-    if ctx.attr("block_size", 0):
-        raise ctx.unsupported("blocked quantisation (block_size > 0)")
+    """Blocked quantisation is handled by repeating scales / zero points (see _blocked)."""
+
+
+def _blocked(ctx: Any, value: Any, value_i: int, ndim: int, axis: int) -> Any:
+    """A scale / zero point of blocked quantisation repeated to the input's shape."""
+    block = ctx.attr("block_size", 0)
+    if not block or value is None:
+        return value
+    return R.repeat(value, block, axis % ndim)
 
 
 @converter("DequantizeLinear")
@@ -51,8 +58,12 @@ def _dequantize_linear(ctx: Any) -> Any:
     ndim = ctx.ndim(0)
     axis = ctx.attr("axis", 1)
     fdt = ctx.dtype(1)
-    scale = _per_axis(ctx, ctx.input(1), 1, ndim, axis)
-    zp = _per_axis(ctx, ctx.input(2), 2, ndim, axis) if ctx.has(2) else None
+    if ctx.attr("block_size", 0):
+        scale = _blocked(ctx, ctx.input(1), 1, ndim, axis)
+        zp = _blocked(ctx, ctx.input(2), 2, ndim, axis) if ctx.has(2) else None
+    else:
+        scale = _per_axis(ctx, ctx.input(1), 1, ndim, axis)
+        zp = _per_axis(ctx, ctx.input(2), 2, ndim, axis) if ctx.has(2) else None
     return dequantize(ctx, ctx.input(0), ctx.dtype(0), scale, zp, fdt)
 
 
@@ -71,10 +82,14 @@ def _quantize_linear(ctx: Any) -> Any:
     if ctx.attr("saturate", 1) != 1:
         raise ctx.unsupported("saturate=0")
     x = ctx.input(0)
-    scale = _per_axis(ctx, ctx.input(1), 1, ndim, axis)
+    if ctx.attr("block_size", 0):
+        scale = _blocked(ctx, ctx.input(1), 1, ndim, axis)
+        zp = _blocked(ctx, ctx.input(2), 2, ndim, axis) if ctx.has(2) else None
+    else:
+        scale = _per_axis(ctx, ctx.input(1), 1, ndim, axis)
+        zp = _per_axis(ctx, ctx.input(2), 2, ndim, axis) if ctx.has(2) else None
     if ctx.dtype(1) != fdt:
         scale = R.astype(scale, fdt)
-    zp = _per_axis(ctx, ctx.input(2), 2, ndim, axis) if ctx.has(2) else None
     return quantize(ctx, x, scale, zp, out_dt, fdt)
 
 
