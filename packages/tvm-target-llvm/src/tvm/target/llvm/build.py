@@ -1,4 +1,8 @@
-"""``build``: IRModule of lowered PrimFuncs -> :class:`LLVMModule`."""
+"""``build``: IRModule of lowered PrimFuncs -> :class:`LLVMModule`.
+
+Before code generation each function goes through MakePackedAPI (when not packed yet) and
+:func:`~.unswitch.unswitch_invariant_guards` (full register tiles run unguarded).
+"""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from tvm.tir.transform.make_packed_api import make_packed_api
 from .codegen import CodeGenLLVM
 from .llvm_target import LLVMTargetOptions, create_target_machine
 from .module import LLVMModule
+from .unswitch import unswitch_invariant_guards
 
 __all__ = ["build", "codegen_ir"]
 
@@ -45,7 +50,7 @@ def codegen_ir(mod: Any, target: Any = None, name: str = "tvm_module") -> tuple[
     for fname, func in _functions(mod):
         if func.attrs.get("calling_conv") != "packed":
             func = make_packed_api(func, fname)
-        cg.add_function(func, fname)
+        cg.add_function(unswitch_invariant_guards(func), fname)
     return str(cg.finish(opts.target_str)), opts
 
 

@@ -7,13 +7,16 @@
    contractions (they keep a contiguous copy the micro-kernel reads) and expensive blocks
    read by several consumers (``exp`` in softmax);
 2. **anchor rules**, by structure: every sum-of-products reduction gets the micro-kernel of
-   :mod:`.contraction` with its elementwise consumers as epilogue; row-wise groups
+   :mod:`.contraction` with its elementwise consumers as epilogue (and its padding stage
+   as prologue where that costs nothing extra); row-wise groups
    (softmax, layer norm: reductions whose results one output block combines with its
    input) get :mod:`.reduction`'s fused row schedule; other reductions its reduction rule;
 3. the data-parallel blocks left get the elementwise rule of :mod:`.elementwise`.
 
 Each rule runs on a copy of the schedule and is dropped if it fails, so a function always
 gets at least the rules that apply cleanly.  The result carries ``tir.is_scheduled``.
+Functions already marked, and functions whose loops were visibly transformed by hand
+(:func:`looks_scheduled`), are left as they are.
 """
 
 from __future__ import annotations
