@@ -231,7 +231,14 @@ def _prim(fcompute, *shapes):
 @pytest.mark.parametrize("fcompute,shapes,kind", [
     (lambda a: te.compute(a.shape, lambda i, j: a[i, j] * 2.0), [(4, 4)], K.ELEMWISE),
     (lambda a, b: te.compute(a.shape, lambda i, j: a[i, j] + b[j]), [(4, 4), (4,)], K.BROADCAST),
+    # a size-1 dimension broadcast reads index 0 (per-channel scale of a conv output)
+    (lambda a, b: te.compute(a.shape, lambda i, j: a[i, j] * b[i, 0]), [(4, 4), (4, 1)],
+     K.BROADCAST),
+    (lambda a, b: te.compute(a.shape, lambda i, j: a[i, j] * b[0, j]), [(4, 4), (1, 4)],
+     K.BROADCAST),
     (lambda a: te.compute((4, 4), lambda i, j: a[j, i]), [(4, 4)], K.INJECTIVE),
+    (lambda a, b: te.compute(a.shape, lambda i, j: a[i, j] * b[1, j]), [(4, 4), (2, 4)],
+     K.INJECTIVE),
     (lambda a: te.compute((8,), lambda i: a[i // 2, i % 2]), [(4, 2)], K.INJECTIVE),
     (lambda a: te.compute((4,), lambda i: _row_sum(a, i)), [(4, 4)], K.COMM_REDUCE),
 ])

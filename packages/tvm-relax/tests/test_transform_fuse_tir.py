@@ -12,6 +12,7 @@ from tvm.script import relax as R
 from tvm.script import tir as T
 from tvm.tir import PrimFunc
 from tvm.tir.analysis import verify_well_formed
+from vm_testing import requires_llvm
 
 
 def fuse_tir(mod):
@@ -208,3 +209,43 @@ def test_deduplicated_layers_compute_every_layer():
     for w, b in zip(ws, bs):
         ref = np.maximum(ref @ w + b, 0)
     np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4)
+
+
+
+def _matmul_scale_relu():
+    import numpy as np
+    from tvm import relax
+
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", R.Tensor((8, 16), "float32"))
+    w = relax.const(np.ones((16, 4), "float32"))
+    scale = relax.const(np.full((1, 4), 2.0, "float32"))
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            lv = bb.emit(R.matmul(x, w))
+            lv1 = bb.emit(R.multiply(lv, scale))
+            gv = bb.emit_output(R.nn.relu(lv1))
+        bb.emit_func_output(gv)
+    return bb.get()
+
+
+def test_constants_read_by_a_group_become_parameters_of_the_fused_prim_func():
+    """Weights (constants) inside a fused group must not stop FuseTIR from merging it."""
+    mod = fuse_tir(_matmul_scale_relu())
+    prims = [gv.name_hint for gv, f in mod.items() if isinstance(f, PrimFunc)]
+    assert prims == ["fused_matmul_multiply_relu"]
+    fused = mod["fused_matmul_multiply_relu"]
+    assert len(fused.params) == 4  # x, the two constants, the result
+    assert verify_well_formed(fused)
+
+
+@requires_llvm
+def test_fused_group_with_constants_runs():
+    import numpy as np
+    from tvm import relax, runtime
+
+    ex = relax.build(_matmul_scale_relu(), target="llvm")
+    vm = relax.VirtualMachine(ex, runtime.cpu())
+    data = np.random.default_rng(0).standard_normal((8, 16)).astype("float32")
+    np.testing.assert_allclose(vm["main"](data).numpy(),
+                               np.maximum(data @ np.ones((16, 4)) * 2.0, 0), rtol=1e-5)

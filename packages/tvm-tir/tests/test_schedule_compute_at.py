@@ -399,3 +399,62 @@ def test_overlapping_regions_keep_numbers(reverse):
     else:
         sch.compute_at(sch.get_block("B"), i0)
     check_numbers(shifted, sch)
+
+
+@T.prim_func
+def blocked_write_back(A: T.Buffer((64, 8), "float32"), C: T.Buffer((64, 8), "float32")):
+    # B holds A's rows blocked by 16: B[i // 16, j, i % 16] (a transformed cache_write)
+    B = T.alloc_buffer((4, 8, 16))
+    for io, j, ii in T.grid(4, 8, 16):
+        with T.block("B"):
+            vo, vj, vi = T.axis.remap("SSS", [io, j, ii])
+            B[vo, vj, vi] = A[vo * 16 + vi, vj] * T.float32(2.0)
+    for i, j in T.grid(64, 8):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi // 16, vj, vi % 16]
+
+
+def test_reverse_compute_at_inverts_a_blocked_layout():
+    """The write-back of a block of 16 rows runs those 16 rows only, not all 64 (which
+    would repeat work and race once the loop runs in parallel)."""
+    sch = tir.Schedule(blocked_write_back, debug_mask="all")
+    io = sch.get_loops(sch.get_block("B"))[0]
+    sch.reverse_compute_at(sch.get_block("C"), io)
+    c = sch.get_sref(sch.get_block("C"))
+    assert str(c.realize.iter_values[0]) == "io * 16 + ax0"
+    assert [sch.get(lp).extent.value for lp in sch.get_loops(sch.get_block("C"))] == [4, 16, 8]
+    sch.parallel(io)  # exact regions: legal
+
+
+@needs_llvm
+def test_blocked_write_back_in_parallel_keeps_numbers():
+    sch = tir.Schedule(blocked_write_back, debug_mask="all")
+    io = sch.get_loops(sch.get_block("B"))[0]
+    sch.reverse_compute_at(sch.get_block("C"), io)
+    sch.parallel(io)
+    check_numbers(blocked_write_back, sch)
+
+
+@T.prim_func
+def blocked_shifted_read(A: T.Buffer((64, 8), "float32"), C: T.Buffer((64, 8), "float32")):
+    B = T.alloc_buffer((4, 8, 16))
+    for io, j, ii in T.grid(4, 8, 16):
+        with T.block("B"):
+            vo, vj, vi = T.axis.remap("SSS", [io, j, ii])
+            B[vo, vj, vi] = A[vo * 16 + vi, vj] * T.float32(2.0)
+    for i, j in T.grid(64, 8):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi // 16, vj, (vi + 1) % 16]
+
+
+def test_parallel_rejects_a_block_writing_the_same_place_every_iteration():
+    sch = tir.Schedule(blocked_shifted_read, debug_mask="all")
+    io = sch.get_loops(sch.get_block("B"))[0]
+    # (vi + 1) % 16 cannot be inverted to a range of vi: C runs all its points in every
+    # iteration of io (correct serially), which parallel must refuse
+    sch.reverse_compute_at(sch.get_block("C"), io)
+    assert [sch.get(lp).extent.value for lp in sch.get_loops(sch.get_block("C"))] == [4, 64, 8]
+    with pytest.raises(ScheduleError, match="same place in every iteration"):
+        sch.parallel(io)

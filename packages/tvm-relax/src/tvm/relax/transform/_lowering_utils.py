@@ -56,9 +56,14 @@ class _Substituter(ExprMutator):
         super().__init__(mod)
         self.var_remap.update(remap)
 
+    def visit_constant_(self, expr: Any) -> Any:
+        # FuseOps turns the constants a group reads into parameters of the grouped function
+        return self.var_remap.get(expr, expr)
+
 
 def substitute_vars(expr: Expr, remap: dict, mod: Optional[IRModule] = None) -> Expr:
-    """``expr`` with variables replaced by ``remap`` (StructInfo inferred again)."""
+    """``expr`` with variables (and constants, by identity) replaced by ``remap``
+    (StructInfo inferred again)."""
     if not remap:
         return expr
     return _Substituter(remap, mod).visit_expr(expr)

@@ -25,7 +25,7 @@ from tvm.ffi import structural_equal
 from tvm.ir.module import IRModule
 from tvm.ir.op import Op
 from tvm.ir.transform import module_pass
-from tvm.tir.expr import Add, BufferLoad, IterVarType, Mul, Var as TirVar
+from tvm.tir.expr import Add, BufferLoad, IntImm, IterVarType, Mul, Var as TirVar
 from tvm.tir.function import PrimFunc
 from tvm.tir.stmt import Block, BufferStore
 from tvm.tir.stmt_functor import post_order_visit
@@ -128,9 +128,12 @@ def _same_indices(a: tuple, b: tuple) -> bool:
 
 
 def _is_subsequence(load: tuple, store: tuple) -> bool:
-    """Every load index is a plain variable found, in order, among the store's indices."""
+    """Every load index is a constant 0 (a broadcast size-1 dimension) or a plain variable
+    found, in order, among the store's indices."""
     pos = 0
     for idx in load:
+        if isinstance(idx, IntImm) and idx.value == 0:
+            continue
         if not isinstance(idx, TirVar):
             return False
         while pos < len(store) and store[pos] is not idx:

@@ -226,6 +226,9 @@ def _regenerate(prim: str, block_sref: StmtSRef, required: dict[int, list[Any]],
             for dim, rng in enumerate(region.region):
                 c = _offset(rng.min, iv.var)
                 if c is None or not isinstance(rng.extent, IntImm):
+                    split = _split_dim_set(region.region, dim, sets, iv.var, ana)
+                    if split is not None:
+                        cands.append(split)
                     continue
                 cands.append(_iteration_set(sets[dim], c, rng.extent.value, reverse,
                                             direction[id(region.buffer)][dim], ana))
@@ -276,6 +279,36 @@ def _offset(index: PrimExpr, var: Var) -> Optional[int]:
     if isinstance(index, Add) and index.b is var and isinstance(index.a, IntImm):
         return index.a.value
     return None
+
+
+def _split_dim_set(region: Any, dim: int, sets: list[Any], var: Var, ana: Any) -> Any:
+    """The values of ``var`` to run when dimension ``dim`` is accessed at ``var // k`` (a
+    layout-transformed buffer: ``B[v // k, ..., v % k]``) and ``sets[dim]`` is needed or
+    provided there: ``[lo * k, hi * k + k - 1]``.  Exact only if every ``var % k`` dimension
+    of the region covers all of ``[0, k)``; None otherwise (or for any other index form)."""
+    from tvm.arith import IntervalSet
+
+    from ...expr import FloorDiv, FloorMod
+    from ...stmt_functor import uses_var
+
+    rng = region[dim]
+    index = rng.min
+    if not (isinstance(index, FloorDiv) and index.a is var and isinstance(index.b, IntImm)
+            and is_one(rng.extent) and index.b.value > 0):
+        return None
+    k = index.b.value
+    s = sets[dim]
+    if not s.is_bounded():
+        return None
+    for other, (r, t) in enumerate(zip(region, sets)):
+        m = r.min
+        if other == dim or not uses_var(m, lambda v: v is var):
+            continue
+        if not (isinstance(m, FloorMod) and m.a is var and isinstance(m.b, IntImm)
+                and m.b.value == k and t.is_bounded() and ana.can_prove(t.min_value <= 0)
+                and ana.can_prove(t.max_value >= k - 1)):
+            return None
+    return IntervalSet(ana.simplify(s.min_value * k), ana.simplify(s.max_value * k + (k - 1)))
 
 
 def _direction(s: Any, var: Var, ana: Any) -> Optional[int]:

@@ -13,13 +13,14 @@ from typing import Optional
 
 from ...expr import IterVar, IterVarType, Var
 from ...stmt import ForKind
+from ...stmt_functor import uses_var
 from .. import analysis as A
 from ..error import ScheduleError
 from ..handles import LoopRV
 from ..instruction import instruction
 from ..state import ScheduleState, StmtSRef
 
-__all__ = ["set_loop_kind", "check_parallelizable", "ForKindMixin", "THREAD_AXIS_PATTERN"]
+__all__ = ["set_loop_kind", "check_parallelizable", "check_no_shared_writes", "ForKindMixin", "THREAD_AXIS_PATTERN"]
 
 THREAD_AXIS_PATTERN = re.compile(r"^(blockIdx\.[xyz]|threadIdx\.[xyz]|vthread(\.[xyz])?)$")
 
@@ -50,6 +51,37 @@ def check_parallelizable(primitive: str, loop_sref: StmtSRef,
         )
 
 
+def check_no_shared_writes(primitive: str, loop_sref: StmtSRef) -> None:
+    """Raise if a block under the loop would write the same place in every iteration.
+
+    A block whose data-parallel iterations do not follow the loop variable (and whose write
+    regions do not mention it) repeats its writes in each iteration: run concurrently, the
+    iterations race on the buffers it writes, unless those are allocated under the loop.
+    """
+    var = loop_sref.loop.loop_var
+    local: set[int] = set()
+    for block in A.blocks_under(loop_sref):
+        local.update(id(b) for b in block.block.alloc_buffers)
+    for block in A.get_child_blocks(loop_sref):
+        blk = block.block
+        shared = [w for w in blk.writes if id(w.buffer) not in local]
+        if not shared:
+            continue
+        if any(iv.iter_type == IterVarType.DATA_PAR and uses_var(value, lambda v: v is var)
+               for iv, value in A.iter_bindings(block)):
+            continue
+        if any(uses_var(r.min, lambda v: v is var) for w in shared for r in w.region):
+            continue
+        raise ScheduleError(
+            primitive, f"block {blk.name_hint!r} under the loop writes "
+            f"{shared[0].buffer.name!r} at the same place in every iteration (its iterations "
+            "do not follow the loop variable), so running the iterations concurrently would "
+            "race on it", loop_sref,
+            hint="compute the block under the loop only for the loop's own part "
+            "(compute_at/reverse_compute_at with an exact region), or move it out of the loop",
+        )
+
+
 def _done(primitive: str) -> str:
     return {"parallel": "parallel", "vectorize": "vectorized", "bind": "bound to a thread "
             "axis"}.get(primitive, primitive)
@@ -71,6 +103,8 @@ def set_loop_kind(state: ScheduleState, loop_sref: StmtSRef, kind: ForKind,
                           thread_axis)
     if kind in (ForKind.PARALLEL, ForKind.VECTORIZED, ForKind.THREAD_BINDING):
         check_parallelizable(primitive, loop_sref, thread_axis)
+    if kind == ForKind.PARALLEL:
+        check_no_shared_writes(primitive, loop_sref)
     new = loop.with_fields(kind=kind, thread_binding=binding)
     if new is not loop:
         state.replace({loop: new}, func_name=loop_sref.func_name)
