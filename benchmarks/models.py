@@ -13,8 +13,9 @@ Models (float32, seeded random weights, built with onnx.helper in tests/onnx/mod
 
 "ours" times ``vm.time_evaluator`` after warm-up, with ``tvm.runtime.set_num_threads(n)``;
 onnxruntime uses ``SessionOptions.intra_op_num_threads = n`` (inter-op 1, all graph
-optimisations); torch (``torch.set_num_threads``) runs torchvision's ResNet-18 /
-MobileNetV2 when torchvision is importable.  Compile time is ``relax.build`` wall time
+optimisations); torch (``torch.set_num_threads``, eager, inference mode) runs the same
+ONNX graph and weights op by op with torch operators (``torch_peer.py``), so all three
+columns compute the same network.  Compile time is ``relax.build`` wall time
 (no tuning), import time is ``from_onnx``.  Outputs are checked against onnxruntime
 before timing.  Results: ``benchmarks/results/models-<stamp>.{json,md}`` and
 ``models-latest.{json,md}``.  Not run in CI.
@@ -114,25 +115,24 @@ def bench_ort(model: Any, feeds: dict[str, np.ndarray], threads: list[int],
     return {"version": ort.__version__, "threads": rows}, ref
 
 
-def bench_torch(name: str, feeds: dict[str, np.ndarray], threads: list[int],
-                repeats: int) -> Optional[dict[str, Any]]:
+def bench_torch(model: Any, feeds: dict[str, np.ndarray], threads: list[int], repeats: int,
+                reference: np.ndarray) -> Optional[dict[str, Any]]:
+    """torch eager running the same ONNX graph and weights op by op (torch_peer.py)."""
     try:
         import torch
-        import torchvision
     except ImportError:
         return None
-    ctor = {"resnet18": torchvision.models.resnet18,
-            "mobilenet_v2": torchvision.models.mobilenet_v2}.get(name)
-    if ctor is None:
-        return None
-    net = ctor(weights=None).eval()
-    x = torch.from_numpy(feeds["input"])
+    from torch_peer import TorchGraph
+
+    net = TorchGraph(model)
     rows = {}
     with torch.inference_mode():
+        out = net(feeds)[0].numpy()
+        err = float(np.max(np.abs(out - reference)) / max(1.0, float(np.max(np.abs(reference)))))
         for n in threads:
             torch.set_num_threads(n)
-            rows[str(n)] = _time(lambda: net(x), repeats)
-    return {"version": torch.__version__, "threads": rows}
+            rows[str(n)] = _time(lambda: net(feeds), repeats)
+    return {"version": torch.__version__, "max_rel_err": err, "threads": rows}
 
 
 def run(names: list[str], threads: list[int], repeats: int) -> dict[str, Any]:
@@ -149,7 +149,7 @@ def run(names: list[str], threads: list[int], repeats: int) -> dict[str, Any]:
         print(f"[{name}] ours (compile + run) ...", flush=True)
         ours = bench_ours(model, feeds, threads, repeats, ref)
         print(f"[{name}] torch ...", flush=True)
-        torch_res = bench_torch(name, feeds, threads, repeats)
+        torch_res = bench_torch(model, feeds, threads, repeats, ref)
         out["models"][name] = {"ours": ours, "onnxruntime": ort_res, "torch": torch_res}
         print(json.dumps(out["models"][name], indent=1), flush=True)
     out["machine"]["loadavg_after"] = os.getloadavg()
@@ -163,24 +163,29 @@ def markdown(res: dict[str, Any], threads: list[int]) -> str:
         f"{res['machine']['loadavg_after'][0]:.2f} after). Median latency in ms "
         "(min in parentheses); ratio = ours / onnxruntime at the same thread count.",
         "",
-        "| model | threads | ours | onnxruntime | ratio | torch | ours compile (s) |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "| model | threads | ours | onnxruntime | torch | ours / ort | ours / ort (min) "
+        "| ours / torch | ours compile (s) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for name, r in res["models"].items():
         for n in threads:
             o = r["ours"]["threads"][str(n)]
             x = r["onnxruntime"]["threads"][str(n)]
             t = (r["torch"] or {}).get("threads", {}).get(str(n))
-            tt = f"{t['median_ms']:.2f}" if t else "n/a"
+            tt = f"{t['median_ms']:.2f} ({t['min_ms']:.2f})" if t else "n/a"
+            tr = f"{o['median_ms'] / t['median_ms']:.2f}x" if t else "n/a"
             lines.append(
                 f"| {name} | {n} | {o['median_ms']:.2f} ({o['min_ms']:.2f}) | "
-                f"{x['median_ms']:.2f} ({x['min_ms']:.2f}) | {o['median_ms'] / x['median_ms']:.2f}x "
-                f"| {tt} | {r['ours']['compile_s']:.1f} |")
+                f"{x['median_ms']:.2f} ({x['min_ms']:.2f}) | {tt} | "
+                f"{o['median_ms'] / x['median_ms']:.2f}x | {o['min_ms'] / x['min_ms']:.2f}x | "
+                f"{tr} | {r['ours']['compile_s']:.1f} |")
     lines.append("")
     for name, r in res["models"].items():
+        torch_err = (r["torch"] or {}).get("max_rel_err")
         lines.append(f"- {name}: import {r['ours']['import_s']:.2f} s, compile "
                      f"{r['ours']['compile_s']:.1f} s, max relative error vs onnxruntime "
-                     f"{r['ours']['max_rel_err']:.2e}")
+                     f"{r['ours']['max_rel_err']:.2e}"
+                     + (f" (torch peer {torch_err:.2e})" if torch_err is not None else ""))
     return "\n".join(lines) + "\n"
 
 
