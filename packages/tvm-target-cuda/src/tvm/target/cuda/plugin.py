@@ -10,13 +10,12 @@ Importing this module is cheap and needs neither pycuda, nvcc nor the compiler.
 
 from __future__ import annotations
 
-from typing import Any, Callable
-
-from tvm.ffi.plugin import hookimpl
+from tvm.runtime.device_plugin import GPUTargetHooks
 
 __all__ = [
     "tvm_register_target_kinds", "tvm_tir_codegen", "tvm_tir_default_schedule",
-    "tvm_device_api", "tvm_runtime_module_loader", "CUDA_TARGET_ATTRS", "ensure_registered",
+    "tvm_device_api", "tvm_runtime_module_loader", "hooks",
+    "CUDA_TARGET_ATTRS", "ensure_registered",
 ]
 
 KIND = "cuda"
@@ -34,80 +33,27 @@ CUDA_TARGET_ATTRS = {
     "nvcc_flags": (list[str], None),
 }
 
+hooks = GPUTargetHooks(
+    KIND,
+    DEVICE_TYPE,
+    package="tvm.target.cuda",
+    distribution="tvm-target-cuda",
+    attrs=CUDA_TARGET_ATTRS,
+    doc="CUDA C compiled to PTX by nvcc, run through pycuda: -arch (sm_80, sm_90, ...), "
+        "-max_num_threads (threads per block, default 1024), -max_shared_memory_per_block "
+        "(bytes, default 49152), -thread_warp_size (32: reductions use __shfl_down_sync), "
+        "-compiler (nvcc or nvrtc; default nvcc when installed), -nvcc (path), "
+        "-nvcc_flags",
+)
 
-def _kind() -> Any:
-    from tvm.ir.target import TargetKind
-
-    return TargetKind(
-        KIND,
-        DEVICE_TYPE,
-        attrs=CUDA_TARGET_ATTRS,
-        default_keys=(KIND, "gpu"),
-        package="tvm-target-cuda",
-        doc="CUDA C compiled to PTX by nvcc, run through pycuda: -arch (sm_80, sm_90, ...), "
-            "-max_num_threads (threads per block, default 1024), -max_shared_memory_per_block "
-            "(bytes, default 49152), -thread_warp_size (32: reductions use __shfl_down_sync), "
-            "-compiler (nvcc or nvrtc; default nvcc when installed), -nvcc (path), "
-            "-nvcc_flags",
-    )
-
-
-def _is_cuda(target: Any) -> bool:
-    kind = getattr(target, "kind_name", None)
-    if kind is None and isinstance(target, str):
-        kind = target.split()[0] if target.split() else None
-    return kind == KIND
-
-
-@hookimpl
-def tvm_register_target_kinds(register: Callable[[Any], None]) -> None:
-    register(_kind())
-
-
-@hookimpl
-def tvm_tir_codegen(target: Any) -> Callable[..., Any] | None:
-    if not _is_cuda(target):
-        return None
-    from .build import build
-
-    return build
-
-
-@hookimpl
-def tvm_tir_default_schedule(mod: Any, target: Any) -> Any:
-    if not _is_cuda(target):
-        return None
-    from tvm.tir.schedule.gpu_rules import apply_default_gpu_schedule
-
-    return apply_default_gpu_schedule(mod, target)
-
-
-@hookimpl
-def tvm_device_api(device_type: int) -> Any:
-    if int(device_type) != DEVICE_TYPE:
-        return None
-    from .runtime import device_api
-
-    return device_api()
-
-
-@hookimpl
-def tvm_runtime_module_loader(fmt: str) -> Callable[[str], Any] | None:
-    from .runtime import FILE_SUFFIX
-
-    if fmt != FILE_SUFFIX:
-        return None
-    from .runtime import load_module
-
-    return load_module
+tvm_register_target_kinds = hooks.tvm_register_target_kinds
+tvm_tir_codegen = hooks.tvm_tir_codegen
+tvm_tir_default_schedule = hooks.tvm_tir_default_schedule
+tvm_device_api = hooks.tvm_device_api
+tvm_runtime_module_loader = hooks.tvm_runtime_module_loader
 
 
 def ensure_registered() -> None:
     """Make this plugin active even when the distribution is not pip-installed (its entry
     point then does not exist): registers this module as the in-process plugin ``cuda``."""
-    import sys
-
-    from tvm.ffi.plugin import get_plugin_manager, register_plugin
-
-    if get_plugin_manager().get_plugin(KIND) is None:
-        register_plugin(sys.modules[__name__], KIND, distribution="tvm-target-cuda")
+    hooks.ensure_registered(__name__)

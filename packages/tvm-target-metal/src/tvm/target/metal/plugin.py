@@ -11,13 +11,12 @@ operation raises DeviceUnavailableError); generating and exporting MSL works any
 
 from __future__ import annotations
 
-from typing import Any, Callable
-
-from tvm.ffi.plugin import hookimpl
+from tvm.runtime.device_plugin import GPUTargetHooks
 
 __all__ = [
     "tvm_register_target_kinds", "tvm_tir_codegen", "tvm_tir_default_schedule",
-    "tvm_device_api", "tvm_runtime_module_loader", "METAL_TARGET_ATTRS", "ensure_registered",
+    "tvm_device_api", "tvm_runtime_module_loader", "hooks",
+    "METAL_TARGET_ATTRS", "ensure_registered",
 ]
 
 KIND = "metal"
@@ -31,79 +30,26 @@ METAL_TARGET_ATTRS = {
     "thread_warp_size": (int, 32),
 }
 
+hooks = GPUTargetHooks(
+    KIND,
+    DEVICE_TYPE,
+    package="tvm.target.metal",
+    distribution="tvm-target-metal",
+    attrs=METAL_TARGET_ATTRS,
+    doc="Metal Shading Language kernels (running them needs macOS): -max_num_threads "
+        "(threads per threadgroup, default 256), -max_shared_memory_per_block (bytes of "
+        "threadgroup memory), -thread_warp_size (SIMD-group width, 32: reductions use "
+        "simd_shuffle_down; 1: a threadgroup-memory tree)",
+)
 
-def _kind() -> Any:
-    from tvm.ir.target import TargetKind
-
-    return TargetKind(
-        KIND,
-        DEVICE_TYPE,
-        attrs=METAL_TARGET_ATTRS,
-        default_keys=(KIND, "gpu"),
-        package="tvm-target-metal",
-        doc="Metal Shading Language kernels (running them needs macOS): -max_num_threads "
-            "(threads per threadgroup, default 256), -max_shared_memory_per_block (bytes of "
-            "threadgroup memory), -thread_warp_size (SIMD-group width, 32: reductions use "
-            "simd_shuffle_down; 1: a threadgroup-memory tree)",
-    )
-
-
-def _is_metal(target: Any) -> bool:
-    kind = getattr(target, "kind_name", None)
-    if kind is None and isinstance(target, str):
-        kind = target.split()[0] if target.split() else None
-    return kind == KIND
-
-
-@hookimpl
-def tvm_register_target_kinds(register: Callable[[Any], None]) -> None:
-    register(_kind())
-
-
-@hookimpl
-def tvm_tir_codegen(target: Any) -> Callable[..., Any] | None:
-    if not _is_metal(target):
-        return None
-    from .build import build
-
-    return build
-
-
-@hookimpl
-def tvm_tir_default_schedule(mod: Any, target: Any) -> Any:
-    if not _is_metal(target):
-        return None
-    from tvm.tir.schedule.gpu_rules import apply_default_gpu_schedule
-
-    return apply_default_gpu_schedule(mod, target)
-
-
-@hookimpl
-def tvm_device_api(device_type: int) -> Any:
-    if int(device_type) != DEVICE_TYPE:
-        return None
-    from .runtime import device_api
-
-    return device_api()
-
-
-@hookimpl
-def tvm_runtime_module_loader(fmt: str) -> Callable[[str], Any] | None:
-    from .runtime import FILE_SUFFIX
-
-    if fmt != FILE_SUFFIX:
-        return None
-    from .runtime import load_module
-
-    return load_module
+tvm_register_target_kinds = hooks.tvm_register_target_kinds
+tvm_tir_codegen = hooks.tvm_tir_codegen
+tvm_tir_default_schedule = hooks.tvm_tir_default_schedule
+tvm_device_api = hooks.tvm_device_api
+tvm_runtime_module_loader = hooks.tvm_runtime_module_loader
 
 
 def ensure_registered() -> None:
     """Make this plugin active even when the distribution is not pip-installed (its entry
     point then does not exist): registers this module as the in-process plugin ``metal``."""
-    import sys
-
-    from tvm.ffi.plugin import get_plugin_manager, register_plugin
-
-    if get_plugin_manager().get_plugin(KIND) is None:
-        register_plugin(sys.modules[__name__], KIND, distribution="tvm-target-metal")
+    hooks.ensure_registered(__name__)
