@@ -21,3 +21,7 @@ from .call_tir_rewrite import CallTIRRewrite
 from .static_plan_block_memory import StaticPlanBlockMemory, memory_plan_report
 from .vm_builtin_lower import VMBuiltinLower
 from .vm_shape_lower import VMShapeLower
+from .split_layout_rewrite_preproc import (
+    AnnotateLayoutFreeBuffers,
+    SplitLayoutRewritePreproc,
+)

@@ -9,7 +9,9 @@ A call is folded when its operator is pure, every argument is a constant (tensor
 ``Constant``, ``ShapeExpr`` / ``PrimValue`` of immediates, dtype and string immediates,
 tuples of these) with at least one constant tensor among them, and its result is a tensor
 (or tuple of tensors) of static shape with at most ``max_elements`` elements in all.
-``call_tir`` of a PrimFunc of the module with constant inputs folds the same way.  The
+``call_tir`` of a PrimFunc of the module with constant inputs folds the same way; calls of
+the weight-packing PrimFuncs of SplitLayoutRewritePreproc (attribute
+``layout_rewrite_preproc``) fold whatever their size (they only reorder a constant).  The
 value replaces the call; variables bound to constants are replaced by the constant in the
 calls that use them, so chains fold in one walk; ``t[i]`` of a constant tuple (a folded
 ``split`` or ``batch_norm``) becomes the field; bindings left unused are removed.
@@ -128,12 +130,19 @@ def _as_constant(value: Any, sinfo: Any) -> Expr:
 # PrimFunc -> compiled ``main``: structurally equal PrimFuncs (the same operator on the same
 # shapes, folded again in another function or build) share one compilation.
 _COMPILED: StructuralMap[Any] = StructuralMap(max_size=256)
+#: the weight-packing PrimFuncs run once per build: compiled without LLVM optimisation,
+#: which halves their compile time
+_PACKING_TARGET = "llvm -opt-level=0"
+_COMPILED_PACKING: StructuralMap[Any] = StructuralMap(max_size=256)
 
 
 def _compiled(func: PrimFunc) -> Any:
     from tvm.tir.build import build
 
     func = func.without_attr("global_symbol")
+    if func.attrs.get("layout_rewrite_preproc"):
+        return _COMPILED_PACKING.get_or_add(
+            func, lambda: build(func, target=_PACKING_TARGET, name="main")["main"])
     return _COMPILED.get_or_add(func, lambda: build(func, target="llvm", name="main")["main"])
 
 
@@ -215,8 +224,10 @@ def _evaluate_llvm(call: Call) -> Any:
 
 # -- the pass ---------------------------------------------------------------------------------
 class _Folder(ExprMutator):
-    def __init__(self, mod: IRModule, evaluator: str, max_elements: int):
+    def __init__(self, mod: IRModule, evaluator: str, max_elements: int,
+                 layout_rewrite_only: bool = False):
         super().__init__(mod)
+        self.layout_rewrite_only = layout_rewrite_only
         self.mod = mod
         self.use_llvm = evaluator == "llvm" or (evaluator == "auto" and llvm_available())
         self.numpy_fallback = evaluator in ("auto", "numpy")
@@ -242,9 +253,11 @@ class _Folder(ExprMutator):
             new = Call(new.op, args, new.attrs, new.sinfo_args, span=new.span)
         if not isinstance(new.op, Op) or not self._foldable(new):
             return new
+        if self.layout_rewrite_only and not self._layout_rewrite(new):
+            return new
         new = self.builder_.normalize(new)
         size = _result_elements(new.struct_info)
-        if size is None or size > self.max_elements:
+        if size is None or (size > self.max_elements and not self._layout_rewrite(new)):
             return new
         value = self._evaluate(new)
         if value is None:
@@ -259,6 +272,13 @@ class _Folder(ExprMutator):
             self.folded += 1
             return tup.fields[new.index]
         return new
+
+    def _layout_rewrite(self, call: Call) -> bool:
+        """A call_tir of a weight-packing PrimFunc (attribute ``layout_rewrite_preproc``)."""
+        if call.op.name != "relax.call_tir" or not isinstance(call.args[0], GlobalVar):
+            return False
+        func = self.mod[call.args[0]] if call.args[0] in self.mod else None
+        return isinstance(func, PrimFunc) and bool(func.attrs.get("layout_rewrite_preproc"))
 
     def _foldable(self, call: Call) -> bool:
         op = call.op
@@ -311,11 +331,13 @@ def fold_constant(
     mod: Optional[IRModule] = None,
     evaluator: str = "auto",
     max_elements: int = DEFAULT_MAX_ELEMENTS,
+    layout_rewrite_only: bool = False,
 ) -> Function:
     """``func`` with constant calls evaluated (see the module docstring)."""
     from .dead_code_elimination import remove_unused_bindings
 
-    folder = _Folder(mod if mod is not None else IRModule(), evaluator, max_elements)
+    folder = _Folder(mod if mod is not None else IRModule(), evaluator, max_elements,
+                     layout_rewrite_only)
     new = folder.visit_expr(func)
     if not folder.folded:
         return func
@@ -323,9 +345,11 @@ def fold_constant(
 
 
 def FoldConstant(  # noqa: N802 - pass constructors are CamelCase
-    evaluator: str = "auto", max_elements: int = DEFAULT_MAX_ELEMENTS
+    evaluator: str = "auto", max_elements: int = DEFAULT_MAX_ELEMENTS,
+    layout_rewrite_only: bool = False,
 ) -> Any:
-    """The constant-folding pass (module docstring)."""
+    """The constant-folding pass (module docstring); ``layout_rewrite_only`` folds only the
+    calls of weight-packing PrimFuncs (``relax.build`` after SplitLayoutRewritePreproc)."""
     if evaluator not in _EVALUATORS:
         raise ValueError(f"FoldConstant: evaluator must be one of {_EVALUATORS}, got {evaluator!r}")
     if evaluator == "llvm" and not llvm_available():
@@ -339,7 +363,8 @@ def FoldConstant(  # noqa: N802 - pass constructors are CamelCase
     @module_pass(opt_level=1, name="FoldConstant")
     def fold(mod: IRModule, ctx: PassContext) -> IRModule:
         return map_relax_functions(
-            mod, lambda f, gv: fold_constant(f, mod, evaluator, max_elements)
+            mod, lambda f, gv: fold_constant(f, mod, evaluator, max_elements,
+                                             layout_rewrite_only)
         )
 
     return fold

@@ -13,11 +13,14 @@ The steps, each an IRModule -> IRModule pass (print the module between them with
 1. :func:`default_pipeline`: the graph passes of the opt level, LegalizeOps (operators to ``call_tir``), AnnotateTIROpPattern,
    FuseOps and FuseTIR (one kernel per fused group; skipped under ``opt_level=0``),
    DeadCodeElimination;
-2. :func:`vm_lowering_pipeline`: ToNonDataflow, RemovePurityChecking, CallTIRRewrite
+2. :func:`schedule_and_prepack`: the target's default schedules of the PrimFuncs, with the
+   repacking of constant weights split out of the kernels and done at compile time
+   (AnnotateLayoutFreeBuffers, SplitLayoutRewritePreproc, FoldConstant);
+3. :func:`vm_lowering_pipeline`: ToNonDataflow, RemovePurityChecking, CallTIRRewrite
    (explicit outputs), StaticPlanBlockMemory (storage sharing), VMBuiltinLower (explicit
    allocations), VMShapeLower (checks of inputs, symbolic shapes);
-3. :func:`~tvm.relax.vm.codegen.codegen` (bytecode) and ``tvm.tir.build`` of the PrimFuncs
-   (default schedules of the target plugin, TIR lowering, code generation).
+4. :func:`~tvm.relax.vm.codegen.codegen` (bytecode) and ``tvm.tir.build`` of the PrimFuncs
+   (TIR lowering, code generation; default schedules for PrimFuncs made after step 2).
 """
 
 from __future__ import annotations
@@ -33,7 +36,8 @@ from tvm.runtime.vm import Executable
 from ..expr import Constant, Function
 from .codegen import codegen
 
-__all__ = ["build", "default_pipeline", "vm_lowering_pipeline", "bind_params"]
+__all__ = ["build", "default_pipeline", "vm_lowering_pipeline", "bind_params",
+           "schedule_and_prepack"]
 
 
 def default_pipeline(opt_level: Optional[int] = None) -> Sequential:
@@ -69,6 +73,35 @@ def vm_lowering_pipeline() -> Sequential:
         ],
         name="relax.vm_lowering_pipeline",
     )
+
+
+def schedule_and_prepack(mod: IRModule, target: Target) -> IRModule:
+    """``mod`` with the default schedules of ``target`` applied to its PrimFuncs (they carry
+    ``tir.is_scheduled``, so ``tir.build`` leaves them as they are) and the weight packing
+    of layout-free buffers moved to compile time: parameters that only receive constants
+    are marked ``layout_free_buffers`` before scheduling, the blocks the schedule marks
+    ``layout_rewrite_preproc`` are split into PrimFuncs of their own and FoldConstant
+    evaluates those on the constants.  A target without default schedules, a kernel whose
+    weight is not constant, or ``opt_level=0`` keeps the packing in the kernel."""
+    from tvm.ir.module import IRModule as _Module
+    from tvm.tir.build import apply_default_schedule
+    from tvm.tir.function import PrimFunc
+
+    from .. import transform as T
+    from ..transform.fold_constant import llvm_available
+    from ..transform.split_layout_rewrite_preproc import remove_unused_preproc
+
+    mod = T.AnnotateLayoutFreeBuffers()(mod)
+    prims = {gv: f for gv, f in mod.items() if isinstance(f, PrimFunc)}
+    if not prims:
+        return mod
+    scheduled = apply_default_schedule(_Module(prims), target)
+    mod = mod.with_functions({gv: scheduled[gv] for gv in prims if scheduled[gv] is not prims[gv]})
+    split = T.SplitLayoutRewritePreproc()(mod)
+    if split is mod or not llvm_available():
+        return split
+    folded = T.FoldConstant(evaluator="llvm", layout_rewrite_only=True)(split)
+    return remove_unused_preproc(folded)
 
 
 def bind_params(mod: IRModule, params: Mapping[str, Any], func_name: str = "main") -> IRModule:
@@ -151,6 +184,7 @@ def build(
     with tgt:
         if graph is not None:
             mod = graph(mod)
+        mod = schedule_and_prepack(mod, tgt)
         mod = vm_lowering_pipeline()(mod)
     result = codegen(mod, str(tgt))
     kernel_lib = None

@@ -140,14 +140,28 @@ def _split(sch: Any, loop: Any, factor: int, ext: Optional[int]) -> tuple[Any, A
     return outer, inner
 
 
+def _layout_free(sch: Any, buffer: Any) -> bool:
+    """Whether ``buffer`` is a parameter the caller marked layout-free (PrimFunc attribute
+    ``layout_free_buffers``: it only ever receives constants, so it can be packed once)."""
+    func = sch.mod[sch.func_working_on]
+    for i in func.attrs.get("layout_free_buffers") or ():
+        if int(i) < len(func.params) and func.buffer_map.get(func.params[int(i)]) is buffer:
+            return True
+    return False
+
+
 def _pack_operands(sch: Any, block: Any, con: Contraction, nr: int, cpu: CPUInfo) -> None:
-    """Copy each operand of ``con.pack`` into the layout ``[..., v // nr, ..., v % nr]``."""
+    """Copy each operand of ``con.pack`` into the layout ``[..., v // nr, ..., v % nr]``;
+    the copy of a layout-free parameter is annotated ``layout_rewrite_preproc`` (relax.build
+    then packs it at compile time)."""
     for n in con.pack:
         op = con.operands[n]
         reads = sch.get(block).reads
         index = next(k for k, r in enumerate(reads) if r.buffer is op.buffer)
         dim = next(d for d, used in enumerate(op.vars_in) if con.vec in used)
         cache = sch.cache_read(block, index, "global")
+        if _layout_free(sch, op.buffer):
+            sch.annotate(cache, "layout_rewrite_preproc", True)
         ndim = len(op.buffer.shape)
 
         def packed(*idx: Any, dim: int = dim, ndim: int = ndim) -> tuple:
