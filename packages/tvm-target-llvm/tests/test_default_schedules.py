@@ -244,6 +244,52 @@ def test_fused_matmul_gets_its_epilogue():
     assert text.index('T.block("T_relu")') > text.index('T.block("C")') > par
 
 
+def test_symbolic_batch_fuses_constant_loops_into_the_parallel_loop():
+    """With ``batch`` symbolic (often 1), the heads loop joins the parallel loop."""
+    b = sym("b")
+    A = te.placeholder((b, 8, 64, 32), name="A")
+    B = te.placeholder((b, 8, 32, 64), name="B")
+    k = te.reduce_axis((0, 32), name="k")
+    C = te.compute((b, 8, 64, 64), lambda n, h, i, j: te.sum(A[n, h, i, k] * B[n, h, k, j],
+                                                              axis=k), name="C")
+    f = schedule_prim_func(te.create_prim_func([A, B, C]), "llvm -num-cores=2")
+    extents = []
+    post_order_visit(f.body, lambda n: extents.append(n.extent)
+                     if isinstance(n, For) and n.kind == ForKind.PARALLEL else None)
+    assert len(extents) == 1
+    from tvm.arith import Analyzer
+
+    assert Analyzer().can_prove(extents[0] == b * 8)  # was ``b`` alone: 1 task at batch 1
+    a, bb = rand(1, 8, 64, 32), rand(1, 8, 32, 64)
+    out, _ = run(te.create_prim_func([A, B, C]), [a, bb], (1, 8, 64, 64))
+    np.testing.assert_allclose(out, a @ bb, rtol=1e-4, atol=1e-4)
+
+
+def test_epilogue_reading_a_broadcast_batch_index_runs_per_tile():
+    """A fused conv + scale/shift/relu whose epilogue reads ``conv[0, c, y, x]`` (batch 1
+    broadcast, as FuseTIR writes it) gets the epilogue inside the tile loop, not as a
+    separate parallel pass over the output."""
+    X = te.placeholder((1, 8, 7, 7), name="X")
+    Wt = te.placeholder((64, 8, 3, 3), name="W")
+    s = te.placeholder((64, 1, 1), name="s")
+    P = te.compute((1, 8, 9, 9), lambda n, c, y, x: te.if_then_else(
+        te.all(y >= 1, y < 8, x >= 1, x < 8), X[n, c, y - 1, x - 1], 0.0), name="pad")
+    rc, ry, rx = (te.reduce_axis((0, e), name=nm) for e, nm in ((8, "rc"), (3, "ry"), (3, "rx")))
+    conv = te.compute((1, 64, 7, 7), lambda n, o, y, x: te.sum(
+        P[n, rc, y + ry, x + rx] * Wt[o, rc, ry, rx], axis=[rc, ry, rx]), name="conv")
+    out = te.compute((1, 64, 7, 7), lambda n, o, y, x: te.max(
+        conv[0, o, y, x] * s[o, 0, 0], 0.0), name="T_relu")
+    f = te.create_prim_func([X, Wt, s, out])
+    plan = explain_default_schedule(f)
+    assert plan["conv"] == "contraction" and plan["T_relu"] == "epilogue of conv"
+    text = schedule_prim_func(f).script()
+    assert text.count("T.parallel") == 1
+    x, w, sc = rand(1, 8, 7, 7), rand(64, 8, 3, 3), rand(64, 1, 1)
+    got, _ = run(f, [x, w, sc], (1, 64, 7, 7))
+    ref = np.maximum(W.conv2d_nchw_ref(x, w) * sc[None], 0)
+    np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("builder, block, rule", [
     (lambda: W.conv2d_nchw(1, 8, 8, 8, 16), "conv2d_nchw", "contraction"),
     (lambda: W.conv2d_nhwc(1, 8, 8, 8, 16), "conv2d_nhwc", "contraction"),

@@ -1,7 +1,8 @@
 """``build``: IRModule of lowered PrimFuncs -> :class:`LLVMModule`.
 
 Before code generation each function goes through MakePackedAPI (when not packed yet) and
-:func:`~.unswitch.unswitch_invariant_guards` (full register tiles run unguarded).
+:func:`~.unswitch.unswitch_invariant_guards` (full register tiles run unguarded) and
+:func:`~.promote.promote_loop_accumulators` (their accumulators live in registers).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from tvm.tir.transform.make_packed_api import make_packed_api
 from .codegen import CodeGenLLVM
 from .llvm_target import LLVMTargetOptions, create_target_machine
 from .module import LLVMModule
+from .promote import promote_loop_accumulators
 from .unswitch import unswitch_invariant_guards
 
 __all__ = ["build", "codegen_ir"]
@@ -50,7 +52,7 @@ def codegen_ir(mod: Any, target: Any = None, name: str = "tvm_module") -> tuple[
     for fname, func in _functions(mod):
         if func.attrs.get("calling_conv") != "packed":
             func = make_packed_api(func, fname)
-        cg.add_function(unswitch_invariant_guards(func), fname)
+        cg.add_function(promote_loop_accumulators(unswitch_invariant_guards(func)), fname)
     return str(cg.finish(opts.target_str)), opts
 
 

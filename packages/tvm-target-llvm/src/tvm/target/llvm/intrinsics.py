@@ -2,9 +2,11 @@
 
 * Math with an LLVM intrinsic (``exp``, ``log``, ``sqrt``, ``floor``, ``pow``, ``sin``...)
   maps to ``llvm.<name>.<type>``, vectors included; ``round`` is ``llvm.nearbyint``
-  (half to even, like numpy).  ``exp`` of a float32 vector (also inside ``sigmoid``) is
-  inlined as a polynomial (:mod:`.vector_math`) instead of one libm call per lane.
-* Math without one (``tanh``, ``erf``, ``tan``, ``atan2``, ``log1p``...) calls the C math
+  (half to even, like numpy).  float32 ``exp`` (also inside ``sigmoid``) and ``erf``,
+  vector or scalar, are inlined as polynomials (:mod:`.vector_math`) instead of libm calls
+  per lane; in a scalar loop LLVM's loop vectorizer can then widen them (softmax rows of
+  symbolic length).
+* Math without one (``tanh``, ``tan``, ``atan2``, ``log1p``...) calls the C math
   library lane by lane (``tanhf`` for float32, ``tanh`` for float64), which is accurate to a
   few ulp; ``sigmoid`` is ``1 / (1 + exp(-x))`` and ``rsqrt`` is ``1 / sqrt(x)`` in IR.
 * float16 and bfloat16 math computes in float32 and rounds back.
@@ -91,11 +93,16 @@ class IntrinsicCodegen:
         if name == "sigmoid":
             neg = b.fsub(self._splat(t, 0.0), args[0])
             return b.fdiv(one, b.fadd(one, self.float_math("exp", [neg], d)))
-        if name == "exp" and d.lanes > 1 and d.bits == 32:
+        if name == "exp" and d.bits == 32:
             from .vector_math import emit_vector_exp
 
             floor = self.declare(f"llvm.floor.{_suffix(t)}", t, [t])
             return emit_vector_exp(b, args[0], floor)
+        if name == "erf" and d.bits == 32:
+            from .vector_math import emit_erf
+
+            floor = self.declare(f"llvm.floor.{_suffix(t)}", t, [t])
+            return emit_erf(b, args[0], floor)
         if name == "rsqrt":
             return b.fdiv(one, self.llvm_intrinsic("llvm.sqrt", args, t))
         if name == "exp10":

@@ -12,7 +12,8 @@ conditional accumulators cannot live in registers.  :func:`unswitch_invariant_gu
 rewrites such a loop into ``if all guards: <loop without guards> else: <loop as is>``,
 so full tiles run the unguarded kernel and only the last, partial tile the guarded one.
 A loop qualifies when its body is a sequence of statements among which at least one is an
-``if`` without ``else`` whose condition uses no variable bound inside the loop.
+``if`` without ``else`` whose condition uses no variable bound inside the loop and reads no
+buffer the loop writes (a flag or counter updated by the loop is not invariant).
 """
 
 from __future__ import annotations
@@ -20,9 +21,11 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from tvm.tir import PrimFunc
-from tvm.tir.expr import And, Let, PrimExpr
+from tvm.tir.expr import And, BufferLoad, Let, PrimExpr
 from tvm.tir.functor import StmtExprMutator
-from tvm.tir.stmt import Allocate, For, ForKind, IfThenElse, LetStmt, SeqStmt, Stmt
+from tvm.tir.stmt import (
+    Allocate, BufferStore, For, ForKind, IfThenElse, LetStmt, SeqStmt, Stmt,
+)
 from tvm.tir.stmt_functor import free_vars, pre_order_visit
 from tvm.tir.transform._common import rename_definitions
 
@@ -49,6 +52,33 @@ def _bound_inside(loop: For) -> set[int]:
     return out
 
 
+def _stored_inside(loop: For) -> set[int]:
+    """``id`` of the data variables of the buffers ``loop`` stores to."""
+    out: set[int] = set()
+
+    def visit(n: Any) -> bool:
+        if isinstance(n, BufferStore):
+            out.add(id(n.buffer.data))
+        return True
+
+    pre_order_visit(loop.body, visit)
+    return out
+
+
+def _reads_any(expr: PrimExpr, data: set[int]) -> bool:
+    """Whether ``expr`` loads from a buffer whose data variable is in ``data``."""
+    found = False
+
+    def visit(n: Any) -> bool:
+        nonlocal found
+        if isinstance(n, BufferLoad) and id(n.buffer.data) in data:
+            found = True
+        return not found
+
+    pre_order_visit(expr, visit)
+    return found
+
+
 def _guards(loop: For) -> Optional[list[tuple[int, PrimExpr]]]:
     """``(position, condition)`` of the invariant guards of ``loop``'s body, or None."""
     body = loop.body
@@ -56,10 +86,12 @@ def _guards(loop: For) -> Optional[list[tuple[int, PrimExpr]]]:
     if len(items) > MAX_STATEMENTS:
         return None
     inside = _bound_inside(loop)
+    stored = _stored_inside(loop)
     found = []
     for pos, item in enumerate(items):
         if isinstance(item, IfThenElse) and item.else_case is None and \
-                not any(id(v) in inside for v in free_vars(item.condition)):
+                not any(id(v) in inside for v in free_vars(item.condition)) and \
+                not _reads_any(item.condition, stored):
             found.append((pos, item.condition))
     return found or None
 

@@ -357,13 +357,22 @@ def _has_math(info: BlockInfo) -> bool:
 
 
 def _reads_elementwise(info: BlockInfo, producer_block: Any) -> bool:
-    """Every load of the producer's output in ``info`` uses the block's own store indices."""
+    """Every load of the producer's output in ``info`` uses the block's own store indices
+    (up to iteration variables of extent 1)."""
     written = {id(r.buffer) for r in producer_block.writes}
     found = False
     for acc in info.loads:
         if id(acc.buffer) in written:
             found = True
-            if info.write is None or acc.forms != info.write.forms:
+            if info.write is None or \
+                    _unit_free(acc.forms, info) != _unit_free(info.write.forms, info):
                 return False
     return found
+
+
+def _unit_free(forms: list, info: BlockInfo) -> list:
+    """``forms`` without the iteration variables of extent 1 (a broadcast batch index
+    ``0`` reads the same element as ``v_n`` over ``n in range(1)``)."""
+    return [None if f is None else {k: c for k, c in f.items() if info.extents[k] != 1}
+            for f in forms]
 

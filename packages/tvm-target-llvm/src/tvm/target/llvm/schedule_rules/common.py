@@ -89,11 +89,14 @@ def vector_factor(extent: Optional[int], lanes: int, max_vectors: int = 1) -> Op
 
 def parallelize_outer(sch: Any, loops: Sequence[Any], tasks: int, work: Optional[int],
                       ) -> Optional[Any]:
-    """Fuse the leading ``loops`` (perfectly nested, data-parallel) until their extent
-    reaches ``4 * tasks`` or a symbolic extent, and make the result parallel.
+    """Fuse the leading ``loops`` (perfectly nested, data-parallel) until the product of
+    their constant extents reaches ``4 * tasks``, and make the result parallel.
 
-    ``work`` estimates the iterations of the whole nest (``None``: unknown); a small nest
-    stays serial.  Returns the parallel loop, or ``None``.
+    A symbolic extent counts as 1 (a batch size is often 1): the loops after it are fused
+    too, so that ``batch x heads`` offers ``heads`` tasks when ``batch`` is 1; fusing stops
+    after a second symbolic extent (``batch x seq``).  ``work`` estimates the iterations
+    of the whole nest (``None``: unknown); a small nest stays serial.  Returns the parallel
+    loop, or ``None``.
     """
     if not loops or tasks <= 1:
         return None
@@ -101,16 +104,19 @@ def parallelize_outer(sch: Any, loops: Sequence[Any], tasks: int, work: Optional
         return None
     chosen = []
     total = 1
+    symbolic = False
     for lp in loops:
-        chosen.append(lp)
         ext = loop_extent(sch, lp)
-        if ext is None:
-            total = -1
+        chosen.append(lp)
+        if ext is None and symbolic:
             break
-        total *= ext
+        if ext is None:
+            symbolic = True
+        else:
+            total *= ext
         if total >= 4 * tasks:
             break
-    if total == 1:
+    if total == 1 and not symbolic:
         return None
     loop = sch.fuse(*chosen) if len(chosen) > 1 else chosen[0]
     sch.parallel(loop)
