@@ -249,3 +249,29 @@ def test_fused_group_with_constants_runs():
     data = np.random.default_rng(0).standard_normal((8, 16)).astype("float32")
     np.testing.assert_allclose(vm["main"](data).numpy(),
                                np.maximum(data @ np.ones((16, 4)) * 2.0, 0), rtol=1e-5)
+
+
+def test_scalar_constants_are_written_into_the_fused_kernel():
+    """One-element constants (``x * 0.5 + 1``) stay out of the kernel's parameters: their
+    values become immediates of the fused PrimFunc."""
+    import numpy as np
+    from tvm import relax
+    from tvm.tir.stmt_functor import post_order_visit
+
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", R.Tensor((8, 16), "float32"))
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            lv = bb.emit(R.multiply(x, relax.const(0.5, "float32")))
+            lv1 = bb.emit(R.add(lv, relax.const(np.ones((1, 1), "float32"))))
+            gv = bb.emit_output(R.nn.relu(lv1))
+        bb.emit_func_output(gv)
+    mod = fuse_tir(bb.get())
+    fused = mod["fused_multiply_add_relu"]
+    assert len(fused.params) == 2  # x and the result
+    floats = []
+    post_order_visit(fused.body, lambda n: floats.append(n.value)
+                     if isinstance(n, tir.FloatImm) else None)
+    assert 0.5 in floats and 1.0 in floats
+    call = [b.value for b in mod["main"].body.blocks[0].bindings][0]
+    assert len(call.args[1].fields) == 1

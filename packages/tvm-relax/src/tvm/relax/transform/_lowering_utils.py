@@ -69,6 +69,14 @@ def substitute_vars(expr: Expr, remap: dict, mod: Optional[IRModule] = None) -> 
     return _Substituter(remap, mod).visit_expr(expr)
 
 
+def is_scalar_constant(value: Any) -> bool:
+    """A constant tensor of one element (``R.const(0.5)``, a ``[1, 1]`` bias): FuseOps keeps
+    it inside the grouped function and FuseTIR writes its value into the fused kernel."""
+    if not isinstance(value, Constant):
+        return False
+    return value.data.size == 1 and value.data.dtype.kind in "biuf"
+
+
 def is_primitive(func: Any) -> bool:
     return isinstance(func, Function) and bool(func.attrs and func.attrs.get("Primitive"))
 

@@ -57,7 +57,7 @@ from ..expr import (
 )
 from ..struct_info import TensorStructInfo
 from ._graph_utils import relax_functions
-from ._lowering_utils import is_primitive, substitute_vars, value_inputs
+from ._lowering_utils import is_primitive, is_scalar_constant, substitute_vars, value_inputs
 from .annotate_tir_op_pattern import OpPatternKind, op_pattern_of, prim_func_pattern
 
 __all__ = ["FuseOps", "partition_block", "binding_pattern"]
@@ -443,7 +443,7 @@ class _BlockFuser:
         seen: set[int] = set()
         for b in group:
             for v in value_inputs(b.value):
-                if id(v) not in inside and id(v) not in seen:
+                if id(v) not in inside and id(v) not in seen and not is_scalar_constant(v):
                     seen.add(id(v))
                     inputs.append(v)
         outputs = [

@@ -28,7 +28,7 @@ from tvm.ir.module import IRModule
 from tvm.ir.op import Op
 from tvm.ir.transform import PassContext, module_pass
 from tvm.tir.buffer import Buffer, decl_buffer
-from tvm.tir.expr import PrimExpr, Var as TirVar, const
+from tvm.tir.expr import BufferLoad, IntImm, PrimExpr, Var as TirVar, const
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprMutator
 from tvm.tir.stmt import Block, BlockRealize, stmt_seq
@@ -38,12 +38,12 @@ from tvm.tir.transform._common import rename_definitions
 
 from ..analysis.struct_info_analysis import prim_equal
 from ..analysis.var_analysis import all_global_vars
-from ..expr import Call, Function, MatchCast, ShapeExpr, Tuple, TupleGetItem, Var
+from ..expr import Call, Constant, Function, MatchCast, ShapeExpr, Tuple, TupleGetItem, Var
 from ..expr_functor import ExprMutator
 from ..op.call import call_tir
 from ..struct_info import TensorStructInfo, TupleStructInfo
 from ._graph_utils import map_relax_functions
-from ._lowering_utils import is_primitive
+from ._lowering_utils import is_primitive, is_scalar_constant
 from .annotate_tir_op_pattern import prim_func_pattern
 
 __all__ = ["FuseTIR", "fuse_primitive_function"]
@@ -55,16 +55,38 @@ class _Unfusable(Exception):
     """The primitive function cannot become one PrimFunc (the reason is the message)."""
 
 
-class _Inliner(StmtExprMutator):
-    """Replaces buffers and variables in an inlined PrimFunc body."""
+class _Scalar:
+    """A one-element constant passed to a ``call_tir``: its value goes into the kernel."""
 
-    def __init__(self, bmap: dict[int, Buffer], vmap: dict[TirVar, PrimExpr]):
+    def __init__(self, const_expr: Constant):
+        self.dtype = str(const_expr.data.dtype)
+        self.value = const_expr.data.reshape(()).item()
+
+
+class _Inliner(StmtExprMutator):
+    """Replaces buffers and variables in an inlined PrimFunc body; loads of the buffers in
+    ``smap`` (one-element constants) become their values."""
+
+    def __init__(self, bmap: dict[int, Buffer], vmap: dict[TirVar, PrimExpr],
+                 smap: Optional[dict[int, PrimExpr]] = None):
         self.bmap = bmap
         self.vmap = vmap
+        self.smap = smap or {}
         self.cache: dict[int, Buffer] = {}
 
     def visit_var_(self, v: TirVar) -> PrimExpr:
         return self.vmap.get(v, v)
+
+    def visit_buffer_load_(self, load: BufferLoad) -> PrimExpr:
+        value = self.smap.get(id(load.buffer))
+        return value if value is not None else self.generic_mutate(load)
+
+    def visit_block_(self, block: Block) -> Block:
+        if self.smap:
+            reads = tuple(r for r in block.reads if id(r.buffer) not in self.smap)
+            if len(reads) != len(block.reads):
+                block = block.with_fields(reads=reads)
+        return self.generic_mutate(block)
 
     def visit_buffer(self, buffer: Buffer) -> Buffer:
         mapped = self.bmap.get(id(buffer))
@@ -200,6 +222,8 @@ class _Fuser:
             raise _Unfusable(f"binding {b.var.name_hint} is {what}, not a call_tir")
 
     def _lookup(self, value: Any) -> Any:
+        if is_scalar_constant(value):
+            return _Scalar(value)
         found = self.buffers.get(id(value))
         if found is None:
             raise _Unfusable(f"value {getattr(value, 'name_hint', value)!r} has no buffer")
@@ -212,7 +236,7 @@ class _Fuser:
             raise _Unfusable(f"@{gv.name_hint} is not a PrimFunc")
         self.pattern = max(self.pattern, int(prim_func_pattern(callee)))
         inputs = [self._lookup(a) for a in call.args[1].fields]
-        if not all(isinstance(i, Buffer) for i in inputs):
+        if not all(isinstance(i, (Buffer, _Scalar)) for i in inputs):
             raise _Unfusable(f"a tuple is passed to @{gv.name_hint}")
         out_sinfo = call.sinfo_args[0]
         outs_sinfo = list(out_sinfo.fields) if isinstance(out_sinfo, TupleStructInfo) else [out_sinfo]
@@ -237,12 +261,21 @@ class _Fuser:
             raise _Unfusable(f"{where} takes {len(f.params)} parameters, {n_buf + len(scalars)} given")
         vmap: dict[TirVar, PrimExpr] = {}
         bmap: dict[int, Buffer] = {}
+        smap: dict[int, PrimExpr] = {}
         for p, target in zip(f.params[n_buf:], scalars):
             vmap[p] = target
         for p, target in zip(f.params[:n_buf], bufs):
             fbuf = f.buffer_map.get(p)
             if fbuf is None:
                 raise _Unfusable(f"{where}: parameter {p.name} has no buffer")
+            if isinstance(target, _Scalar):
+                if fbuf.dtype != target.dtype or not all(
+                        isinstance(d, IntImm) and d.value == 1 for d in fbuf.shape):
+                    raise _Unfusable(f"{where}: buffer {fbuf.name} is {fbuf.dtype}"
+                                     f"{list(fbuf.shape)}, the value passed is a "
+                                     f"{target.dtype} scalar constant")
+                smap[id(fbuf)] = const(target.value, target.dtype)
+                continue
             _unify(fbuf, target, vmap, where)
             bmap[id(fbuf)] = target
         body = f.body
@@ -251,7 +284,7 @@ class _Fuser:
             root = body.block
         else:
             root = Block((), (), (), "root", body, None, ())
-        root = _Inliner(bmap, vmap).visit_stmt(root)
+        root = _Inliner(bmap, vmap, smap).visit_stmt(root)
         root = rename_definitions(root)
         root = ir_transform(root, postorder=self._rename_block, only_enable=(Block,))
         self.allocs.extend(root.alloc_buffers)
