@@ -10,6 +10,7 @@ index patterns of its loads), never by names, so fused functions from the graph 
                    register-blocked micro-kernel with vector FMA, tile init and epilogue
 * ``reduction``    reductions, and row groups (softmax, layer norm) fused per row
 * ``elementwise``  injective blocks: vectorized inner loop, parallel outer loop
+* ``padding``      zero padding inlined into a contraction made a padded copy again
 * ``apply``        the driver: inlining, rule dispatch, ``tir.is_scheduled``
 * ``cpu``          vector width, registers and cores of the target
 

@@ -18,8 +18,8 @@ from typing import Any, Optional
 
 from tvm.ir.op import Op
 from tvm.tir.expr import (
-    Add, BufferLoad, Call, Cast, FloatImm, IntImm, IterVarType, Max, Min, Mul, PrimExpr, Select,
-    Sub, Var,
+    Add, BufferLoad, Call, Cast, FloatImm, FloorDiv, IntImm, IterVarType, Max, Min, Mul, PrimExpr,
+    Select, Sub, Var,
 )
 from tvm.tir.stmt import BufferStore
 from tvm.tir.stmt_functor import post_order_visit, uses_var
@@ -56,6 +56,8 @@ def linear_form(expr: PrimExpr, ivars: list[Var]) -> Optional[tuple[dict[int, in
                     return go(x, scale * c.value, out)
         if isinstance(e, Cast):
             return go(e.value, scale, out)
+        if isinstance(e, FloorDiv) and isinstance(e.b, IntImm) and e.b.value == 1:
+            return go(e.a, scale, out)  # ``c // 1 * 1 + rc`` of a depthwise legalization
         if not uses_var(e, lambda v: id(v) in ids):
             return True
         return None
@@ -251,6 +253,14 @@ class Contraction:
     operands: list[Access]
     pack: list[int]  # operands reading ``vec`` in another dimension than the last
     transpose_output: bool = False  # ``vec`` is not the output's last index
+    #: ``vec`` appears in a condition of the product (an inlined padding
+    #: ``if_then_else(0 <= w + rw - 1 < W, X[...], 0)``): the lanes would need a mask each,
+    #: so the vectorizer leaves such a loop scalar
+    guarded: bool = False
+    #: the output variable just outside ``vec`` (the image height of a 1x1 convolution)
+    #: when every operand reads the two as one contiguous run (``X[n, c, h, w]`` with
+    #: ``w`` spanning the whole row): the kernel may fuse them into one vector variable
+    fusable: Optional[int] = None
 
 
 def _product_factors(e: PrimExpr) -> list[PrimExpr]:
@@ -279,11 +289,11 @@ def match_contraction(info: BlockInfo, vec: Optional[int] = None) -> Optional[Co
     vec = default if vec is None else vec
     if info.kinds[vec] != "S" or info.out_position(vec) is None:
         return None
-    pack = []
+    pack: list[int] = []
     for n, op in enumerate(operands):
         if op.contiguous_in(vec) or not op.uses(vec):
             continue
-        if not _packable(op, vec, info.extents[vec]):
+        if not _packable(op, vec, info):
             return None
         pack.append(n)
     if (pack or vec != default) and all(op.uses(vec) for op in operands):
@@ -297,7 +307,70 @@ def match_contraction(info: BlockInfo, vec: Optional[int] = None) -> Optional[Co
     row_group = [k for k in spatial if k != vec and k not in shared and k not in vec_group]
     row = _pick_row(info, row_group, vec_group, shared)
     return Contraction(vec, row, shared, vec_group, row_group, info.reduce, operands, pack,
-                       transpose_output=vec != default)
+                       transpose_output=vec != default,
+                       guarded=vec in _condition_vars(info),
+                       fusable=_fusable_outer(info, vec, operands, vec_group, row))
+
+
+def _fusable_outer(info: BlockInfo, vec: int, operands: list[Access], vec_group: list[int],
+                   row: Optional[int]) -> Optional[int]:
+    """The output variable indexing the dimension before ``vec``'s when it and ``vec``
+    index the last two dimensions of the output and of every operand reading them, with
+    coefficient 1, the rest of those indices iteration variables of extent 1 only, and
+    ``vec`` spanning the whole last dimension: ``(outer, vec)`` then walk one contiguous
+    run of memory."""
+    pos = info.out_position(vec)
+    out = info.write
+    if pos is None or out is None or pos != len(out.forms) - 1 or pos == 0:
+        return None
+    outer_form = out.forms[pos - 1]
+    if not outer_form or len(outer_form) != 1:
+        return None
+    outer = next(iter(outer_form))
+    if outer != vec - 1 or outer not in vec_group or outer == row or \
+            info.out_position(outer) != pos - 1:
+        return None
+    ext = info.extents[vec]
+    if ext is None or info.extents[outer] is None:
+        return None
+
+    def exact(op: Access, d: int, k: int) -> bool:
+        form = op.forms[d]
+        return form is not None and form.get(k) == 1 and \
+            all(info.extents[j] == 1 for j in form if j != k) and \
+            not _has_rest(op.load.indices[d], info.ivars)
+
+    for op in [out, *[o for o in operands if o.uses(vec) or o.uses(outer)]]:
+        nd = len(op.forms)
+        if nd < 2 or not exact(op, nd - 1, vec) or not exact(op, nd - 2, outer):
+            return None
+        if any(vec in used or outer in used for used in op.vars_in[:nd - 2]):
+            return None
+        last = op.buffer.shape[-1]
+        if not isinstance(last, IntImm) or last.value != ext:
+            return None
+    return outer
+
+
+def _condition_vars(info: BlockInfo) -> set[int]:
+    """Iteration variables used in a condition (``if_then_else``, ``Select``) of the
+    block's update."""
+    ids = {id(v): k for k, v in enumerate(info.ivars)}
+    conds: list[PrimExpr] = []
+
+    def visit(n: Any) -> None:
+        if isinstance(n, Select):
+            conds.append(n.condition)
+        elif isinstance(n, Call) and isinstance(n.op, Op) and n.op.name == "tir.if_then_else":
+            conds.append(n.args[0])
+
+    if info.update is not None:
+        post_order_visit(info.update, visit)
+    out: set[int] = set()
+    for c in conds:
+        post_order_visit(c, lambda n: out.add(ids[id(n)])
+                         if isinstance(n, Var) and id(n) in ids else None)
+    return out
 
 
 def contraction_candidates(info: BlockInfo) -> list[Contraction]:
@@ -341,17 +414,22 @@ def _contraction_operands(info: BlockInfo) -> Optional[list[Access]]:
     return operands
 
 
-def _packable(op: Access, vec: int, extent: Optional[int]) -> bool:
+def _packable(op: Access, vec: int, info: BlockInfo) -> bool:
     """``vec`` indexes exactly one whole dimension of the operand (``W[j, k]`` of a dense
-    layer): a packed copy ``W[j // NR, k, j % NR]`` makes it contiguous."""
+    layer; ``X[n, c // 1 * 1 + rc, ...]`` with ``rc`` of extent 1 counts too): a packed
+    copy ``W[j // NR, k, j % NR]`` makes it contiguous."""
+    extent = info.extents[vec]
     dims = [d for d, used in enumerate(op.vars_in) if vec in used]
     if len(dims) != 1 or extent is None:
         return False
     d = dims[0]
-    idx = op.load.indices[d]
     dim = op.buffer.shape[d]
-    return isinstance(idx, Var) and op.forms[d] == {vec: 1} and \
-        isinstance(dim, IntImm) and dim.value == extent
+    form = op.forms[d]
+    if form is None or form.get(vec) != 1 or _has_rest(op.load.indices[d], info.ivars):
+        return False
+    if any(info.extents[k] != 1 for k in form if k != vec):
+        return False
+    return isinstance(dim, IntImm) and dim.value == extent
 
 
 def _pick_row(info: BlockInfo, row_group: list[int], vec_group: list[int],

@@ -1,6 +1,8 @@
 """The driver: which rule schedules which block of a PrimFunc.
 
-:func:`schedule_prim_func` works on one PrimFunc in three steps:
+:func:`schedule_prim_func` works on one PrimFunc in three steps (after giving a
+contraction whose vectorization an inlined zero padding would mask a padded copy of its
+input, :mod:`.padding`):
 
 1. **inline**: data-parallel blocks that only feed others (casts, bias adds, broadcasts) are
    inlined into their consumers (``compute_inline``), except padding stages and producers of
@@ -39,6 +41,7 @@ from .common import NotApplicable, try_primitive
 from .contraction import choose_contraction, schedule_contraction
 from .cpu import CPUInfo, cpu_info
 from .elementwise import schedule_spatial
+from .padding import materialize_padding
 from .reduction import find_row_group, schedule_reduction, schedule_row_group
 
 __all__ = [
@@ -123,6 +126,23 @@ class _Driver:
         self.name = name
         self.done: set[str] = set()
         self.applied: dict[str, str] = {}  # block name -> rule, for reports and tests
+        self._materialize_padding(func)
+
+    def _materialize_padding(self, func: PrimFunc) -> None:
+        """Give contractions whose best vectorization is masked by an inlined padding
+        check a padded copy of their input to read instead (see :mod:`.padding`)."""
+        guarded = set()
+        for block in self.blocks():
+            info = self.info(block)
+            if not info.is_reduction:
+                continue
+            con = choose_contraction(info, contraction_candidates(info), self.cpu)
+            if con is not None and con.guarded:
+                guarded.add(info.name)
+        if guarded:
+            padded = materialize_padding(func, guarded)
+            if padded is not func:
+                self.sch = Schedule(padded)
 
     # helpers
     def root(self) -> Any:

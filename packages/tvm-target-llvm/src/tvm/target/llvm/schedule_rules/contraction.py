@@ -27,13 +27,18 @@ instead: the weights are packed channels-last, the tile accumulates in a channel
 copy of the output (cache_write + transform_layout) and each finished tile is written back
 to NCHW (reverse_compute_at).  Matmul-like nests split the panel loop so that a block of
 ``K x NR`` panels stays in L2 while the rows sweep it.
+
+A 1x1 convolution (one reduction variable) needs no such transposition: it vectorizes the
+image width from half a register up, and when the width holds too few lanes (28, 12) but
+the whole image does, it fuses the rows and the width into one vector variable (NCHW is
+``W[co, ci] @ X[ci, h * W + w]``); its epilogue then runs per block of output channels,
+since a tile of the fused variable is no rectangle of the output.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Optional, Sequence
-
-from tvm.tir.expr import Var
 
 from .analysis import BlockInfo, Contraction
 from .common import (
@@ -50,6 +55,8 @@ DEFAULT_MR = 6
 #: most rows unrolled for a tile of one / several vector registers
 MAX_MR_ONE_VECTOR = 16
 MAX_MR_MULTI_VECTOR = 8
+#: fewest lanes a 1x1 convolution vectorizes its output width by rather than its channels
+MIN_HALF_WIDTH = 8
 
 
 def choose_tile(info: BlockInfo, con: Contraction, cpu: CPUInfo) -> tuple[int, Optional[int]]:
@@ -76,7 +83,9 @@ def choose_tile(info: BlockInfo, con: Contraction, cpu: CPUInfo) -> tuple[int, O
 def choose_contraction(info: BlockInfo, candidates: Sequence[Contraction], cpu: CPUInfo
                        ) -> Optional[Contraction]:
     """The way to vectorize (see :func:`~.analysis.contraction_candidates`): along the
-    output's last index when its extent holds whole vector registers; otherwise along
+    output's last index when its extent holds whole vector registers (half of one for a
+    contraction over one variable, a 1x1 convolution: it then needs no transposed copy of
+    its output) and no condition (inlined padding) varies along it; otherwise along
     another output variable that does (accumulating channels-last), if any."""
     if not candidates:
         return None
@@ -86,10 +95,20 @@ def choose_contraction(info: BlockInfo, candidates: Sequence[Contraction], cpu: 
         return vector_factor(info.extents[con.vec], lanes, max_vectors=2) or 0
 
     first = candidates[0]
-    if not first.transpose_output and width(first) >= lanes:
-        return first
-    better = [c for c in candidates if c.transpose_output and width(c) >= lanes]
-    return max(better, key=width) if better else first
+    if not first.transpose_output and not first.guarded:
+        if width(first) < lanes and first.fusable is not None:
+            # the rows of a 1x1 convolution are one contiguous run: vectorize across them
+            ext = info.extents[first.fusable] * info.extents[first.vec]  # type: ignore
+            if (vector_factor(ext, lanes, max_vectors=2) or 0) >= lanes:
+                return first
+        single = sum(1 for k in info.reduce if info.extents[k] != 1) <= 1
+        if width(first) >= (max(lanes // 2, MIN_HALF_WIDTH) if single else lanes):
+            return replace(first, fusable=None)
+    better = [c for c in candidates if c.transpose_output and width(c) >= lanes
+              and not c.guarded]
+    if better:
+        return replace(max(better, key=width), fusable=None)
+    return replace(first, fusable=None)
 
 
 def _transpose_accumulator(sch: Any, block: Any, con: Contraction, nr: int) -> Any:
@@ -181,6 +200,16 @@ def schedule_contraction(sch: Any, block: Any, info: BlockInfo, con: Contraction
     (padding stages) to compute per iteration of the outermost loop when that loop walks
     disjoint slices of what they produce (the channels of a depthwise convolution);
     ``tile`` overrides :func:`choose_tile`."""
+    fused_loop = None
+    if con.fusable is not None:
+        # one vector variable over (outer, vec): extents as the fused loop will have them
+        extents = list(info.extents)
+        extents[con.vec] = extents[con.fusable] * extents[con.vec]  # type: ignore[operator]
+        extents[con.fusable] = 1
+        info = replace(info, extents=extents)
+        con = replace(con, vec_group=[k for k in con.vec_group if k != con.fusable])
+        loops = sch.get_loops(block)
+        fused_loop = sch.fuse(loops[con.fusable], loops[con.vec])
     mr, nr = tile if tile is not None else choose_tile(info, con, cpu)
     if (con.pack or con.transpose_output) and nr is None:
         raise NotApplicable(f"block {info.name!r}: packing needs a vector length dividing "
@@ -192,6 +221,9 @@ def schedule_contraction(sch: Any, block: Any, info: BlockInfo, con: Contraction
 
     loops = sch.get_loops(block)
     by_var = dict(enumerate(loops))
+    if fused_loop is not None:
+        by_var = {k: lp for k, lp in enumerate([*loops[:con.fusable], None, *loops[con.fusable:]])
+                  if k != con.fusable}
     vo, vi = (None, by_var[con.vec])
     if nr is not None:
         vo, vi = _split(sch, by_var[con.vec], nr, info.extents[con.vec])
@@ -204,6 +236,7 @@ def schedule_contraction(sch: Any, block: Any, info: BlockInfo, con: Contraction
     reduce = [by_var[k] for k in con.reduce]
     vec_outer = vec_group + ([vo] if vo is not None else [])
     row_outer = row_group + ([ro] if ro is not None else [])
+    split_vec = [vo]  # the outer loops over the vector variable
     if vec_group:
         # conv-like: the broadcast operand (weights) of a row block is small; keep it in
         # cache while the vector-side loops sweep the image
@@ -214,6 +247,7 @@ def schedule_contraction(sch: Any, block: Any, info: BlockInfo, con: Contraction
         blocked = _panel_block(sch, vo, info, con, nr, cpu)
         if blocked is not None:
             outer = shared + vec_group + [blocked[0]] + row_outer + [blocked[1]]
+            split_vec = list(blocked)
         else:
             outer = shared + vec_outer + row_outer
     inner = ([ri] if ri is not None else []) + [vi]
@@ -226,23 +260,32 @@ def schedule_contraction(sch: Any, block: Any, info: BlockInfo, con: Contraction
     if reduce:
         init = sch.decompose_reduction(block, reduce[0])
         _unroll_vectorize(sch, sch.get_loops(init)[len(outer):], nr is not None)
-    if outer:
-        for epi in epilogue:
-            if try_primitive(sch, "reverse_compute_at", epi, outer[-1]) is None:
+    depth = len(outer)
+    if fused_loop is not None:
+        # a tile of the fused (rows x width) variable is no rectangle of the output: run the
+        # epilogue outside every loop over it
+        depth = min((k for k, lp in enumerate(outer) if any(lp is v for v in split_vec)),
+                    default=depth)
+    if depth:
+        for n, epi in enumerate(epilogue):
+            if try_primitive(sch, "reverse_compute_at", epi, outer[depth - 1]) is None:
                 break
-            schedule_loops_spatial(sch, sch.get_loops(epi)[len(outer):], None, cpu,
+            schedule_loops_spatial(sch, sch.get_loops(epi)[depth:], None, cpu,
                                    parallel=False, dtype=_out_dtype(sch, epi))
+            if n == 0:
+                outer = outer[:depth]  # the loops below now hold the epilogue too
     work: Optional[int] = 1
     for e in info.extents:
         work = None if e is None or work is None else work * e
     shared_vars = [k for k in con.shared if k != con.row]
-    if outer and shared_vars and _prologue_at(sch, outer[0], shared_vars[0], con, prologue, cpu):
+    if outer and shared_vars and _prologue_at(sch, outer[0], shared_vars[0], con, prologue, cpu,
+                                              info):
         outer = outer[:1]  # the loop now holds the prologue too: nothing to fuse it with
     parallelize_outer(sch, outer, cpu.parallel_tasks, work)
 
 
 def _prologue_at(sch: Any, loop: Any, var: int, con: Contraction, prologue: Sequence[Any],
-                 cpu: CPUInfo) -> bool:
+                 cpu: CPUInfo, info: BlockInfo) -> bool:
     """compute_at each prologue block under ``loop`` (driven by iteration variable
     ``var``) when the operand it produces is indexed by exactly ``var`` in one dimension:
     every iteration then computes its own slice, nothing twice."""
@@ -250,8 +293,8 @@ def _prologue_at(sch: Any, loop: Any, var: int, con: Contraction, prologue: Sequ
     for pro in prologue:
         written = {id(r.buffer) for r in sch.get(pro).writes}
         reads = [op for op in con.operands if id(op.buffer) in written]
-        if not reads or not all(any(f == {var: 1} and isinstance(op.load.indices[d], Var)
-                                    for d, f in enumerate(op.forms)) for op in reads):
+        if not reads or not all(any(_indexed_by(op, d, var, info) for d in range(len(op.forms)))
+                                for op in reads):
             continue
         if try_primitive(sch, "compute_at", pro, loop) is None:
             continue
@@ -259,6 +302,20 @@ def _prologue_at(sch: Any, loop: Any, var: int, con: Contraction, prologue: Sequ
                                dtype=_out_dtype(sch, pro), vectorize=False)
         moved = True
     return moved
+
+
+def _indexed_by(op: Any, d: int, var: int, info: BlockInfo) -> bool:
+    """Dimension ``d`` of the operand is indexed by exactly iteration variable ``var``
+    (plus variables of extent 1: ``c // 1 * 1 + rc`` of a depthwise legalization)."""
+    from .analysis import linear_form
+
+    form = op.forms[d]
+    if form is None or form.get(var) != 1:
+        return False
+    if any(info.extents[k] != 1 for k in form if k != var):
+        return False
+    lf = linear_form(op.load.indices[d], info.ivars)
+    return lf is not None and not lf[1]
 
 
 def _out_dtype(sch: Any, block: Any) -> str:
