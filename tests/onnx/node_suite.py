@@ -58,6 +58,10 @@ SHAPE_INPUT_SLOTS: dict[str, tuple[int, ...]] = {
     "Resize": (1, 2, 3), "Dropout": (1, 2), "Col2Im": (1, 2), "Loop": (0, 1), "DFT": (1, 2),
     "HannWindow": (0,), "HammingWindow": (0,), "BlackmanWindow": (0,), "STFT": (1, 3),
     "MaxUnpool": (2,),
+    # sequence positions / split sizes decide the sequence layout; an If whose branches give
+    # sequences of different lengths or an empty and a present optional needs its condition
+    "SequenceInsert": (2,), "SequenceErase": (1,), "SequenceAt": (1,), "SplitToSequence": (1,),
+    "If": (0,),
 }
 
 # (name substring, rtol, atol): looser tolerances for families computed differently
@@ -69,6 +73,9 @@ TOLERANCES = [
 ]
 DEFAULT_RTOL, DEFAULT_ATOL = 1e-3, 1e-5
 LOW_PRECISION = {"float16": 4e-3, "bfloat16": 3e-2}
+# compared exactly, without tolerances: conversions to them are bit-exact
+EXACT_FLOATS = ("float8_", "float6_", "float4_")
+EXACT_INTS = ("int4", "uint4", "int2", "uint2")
 
 
 def tolerance(name: str) -> tuple[float, float]:
@@ -199,11 +206,66 @@ def _flatten(value: Any) -> list[np.ndarray]:
     return [np.asarray(value)]
 
 
-def compare(name: str, got: list[np.ndarray], expected: list[np.ndarray]) -> Optional[str]:
-    """None if ``got`` matches ``expected``; otherwise what differs."""
+def structured_inputs(model: Any, values: list[Any]) -> tuple[dict[str, Any], list[Any]]:
+    """``shape_dict`` entries and VM arguments for the graph inputs ``values``: a sequence
+    (a list of arrays) is given by its length (or its element shapes when they are not all
+    the model's element type) and passed as a tuple; an empty optional (None) is declared
+    with None and passed as nothing."""
+    shape_dict: dict[str, Any] = {}
+    args: list[Any] = []
+    for vi, value in zip(model.graph.input, values):
+        if value is None:
+            shape_dict[vi.name] = None
+        elif isinstance(value, list):
+            shapes = [list(np.shape(a)) for a in value]
+            # elements all of the model's (possibly symbolic) element type: just the length,
+            # so dim_params shared with other inputs stay one symbolic variable
+            shape_dict[vi.name] = len(shapes) if _fits_element_type(vi.type, shapes) else shapes
+            args.append(tuple(np.asarray(a) for a in value))
+        else:
+            args.append(np.asarray(value))
+    return shape_dict, args
+
+
+def _fits_element_type(tp: Any, shapes: list[list[int]]) -> bool:
+    """Whether sequence type ``tp`` (maybe inside an optional) declares an element shape
+    that every shape of ``shapes`` (all equal) matches."""
+    while tp.WhichOneof("value") == "optional_type":
+        tp = tp.optional_type.elem_type
+    if tp.WhichOneof("value") != "sequence_type" or not shapes:
+        return False
+    tt = tp.sequence_type.elem_type.tensor_type
+    if not tt.HasField("shape") or any(s != shapes[0] for s in shapes):
+        return False
+    dims = tt.shape.dim
+    return len(dims) == len(shapes[0]) and all(
+        not d.HasField("dim_value") or d.dim_value == n for d, n in zip(dims, shapes[0]))
+
+
+def _outputs(value: Any, n_outputs: int) -> list[Any]:
+    """The VM result as one entry per graph output: arrays, lists of arrays for sequences."""
+    def conv(v: Any) -> Any:
+        return [conv(x) for x in v] if isinstance(v, (list, tuple)) else np.asarray(_flatten(v)[0])
+
+    return [conv(value)] if n_outputs == 1 else [conv(v) for v in value]
+
+
+def compare(name: str, got: list[Any], expected: list[Any]) -> Optional[str]:
+    """None if ``got`` matches ``expected``; otherwise what differs.  Sequence outputs
+    (lists) are compared element by element."""
     if len(got) != len(expected):
         return f"{len(got)} output(s), expected {len(expected)}"
     for i, (g, e) in enumerate(zip(got, expected)):
+        if isinstance(e, list) or isinstance(g, list):
+            if not (isinstance(e, list) and isinstance(g, list)):
+                kind = "a sequence" if isinstance(g, list) else "a tensor"
+                return f"output {i}: {kind}, expected {'a tensor' if kind != 'a tensor' else 'a sequence'}"
+            if len(g) != len(e):
+                return f"output {i}: a sequence of {len(g)}, expected {len(e)}"
+            diff = compare(name, g, e)
+            if diff is not None:
+                return f"output {i} (a sequence), element {diff.replace('output ', '', 1)}"
+            continue
         e = np.asarray(e)
         rtol, atol = tolerance(name)
         if str(e.dtype) in LOW_PRECISION:  # a few ulps of the output dtype
@@ -212,7 +274,12 @@ def compare(name: str, got: list[np.ndarray], expected: list[np.ndarray]) -> Opt
             return f"output {i}: shape {g.shape}, expected {e.shape}"
         if g.dtype != e.dtype:
             return f"output {i}: dtype {g.dtype}, expected {e.dtype}"
-        if e.dtype.kind in "fc" or str(e.dtype) == "bfloat16":
+        if str(e.dtype).startswith(EXACT_FLOATS):  # float8/6/4: same bits, or both NaN
+            bad = np.where(np.isnan(e.astype(np.float32)), ~np.isnan(g.astype(np.float32)),
+                           g.view(np.uint8) != e.view(np.uint8))
+        elif str(e.dtype) in EXACT_INTS:  # int4/int2: same values (one byte per element)
+            bad = g.astype(np.int32) != e.astype(np.int32)
+        elif e.dtype.kind in "fc" or str(e.dtype) == "bfloat16":
             gf, ef = g.astype(np.float64), e.astype(np.float64)
             bad = ~np.isclose(gf, ef, rtol=rtol, atol=atol, equal_nan=True)
         else:
@@ -234,15 +301,17 @@ def run_case(case: Case) -> dict[str, Any]:
     from tvm.relax.frontend.onnx import OpNotImplemented, from_onnx
 
     inputs = list(case.inputs)
+    shape_dict, args = structured_inputs(case.model, inputs)
     try:
-        mod = from_onnx(case.model)
+        mod = from_onnx(case.model, shape_dict=shape_dict or None)
     except OpNotImplemented as err:
         bound = bind_shape_inputs(case)
         mod = None
         if bound is not None:
             model, inputs, names = bound
+            shape_dict, args = structured_inputs(model, inputs)
             try:
-                mod = from_onnx(model)
+                mod = from_onnx(model, shape_dict=shape_dict or None)
                 rec["bound_inputs"] = names
             except OpNotImplemented:
                 mod = None
@@ -269,7 +338,7 @@ def run_case(case: Case) -> dict[str, Any]:
                 "seconds": time.perf_counter() - t0}
     try:
         vm = relax.VirtualMachine(ex, tvm.runtime.cpu())
-        got = _flatten(vm["main"](*[np.asarray(x) for x in inputs]))
+        got = _outputs(vm["main"](*args), len(case.model.graph.output))
     except Exception as err:  # noqa: BLE001
         return {**rec, "status": "failed", "stage": "run",
                 "reason": f"{type(err).__name__}: {_first_line(err)}",

@@ -7,19 +7,48 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tvm.ffi.dtype import DTypeCode, format_dtype, from_numpy_dtype, parse_dtype, to_numpy_dtype
+from tvm.ffi.dtype import (
+    LOW_PRECISION_FLOAT_CODES,
+    DTypeCode,
+    float_format,
+    format_dtype,
+    from_numpy_dtype,
+    is_float_code,
+    is_low_precision,
+    parse_dtype,
+    storage_bytes,
+    storage_dtype,
+    to_numpy_dtype,
+)
 
 CANONICAL = {
     "float32": (DTypeCode.FLOAT, 32, 1),
     "float16": (DTypeCode.FLOAT, 16, 1),
     "float64": (DTypeCode.FLOAT, 64, 1),
-    "float8": (DTypeCode.FLOAT, 8, 1),
+    "float8_e4m3fn": (DTypeCode.FLOAT8_E4M3FN, 8, 1),
+    "float8_e4m3fnuz": (DTypeCode.FLOAT8_E4M3FNUZ, 8, 1),
+    "float8_e5m2": (DTypeCode.FLOAT8_E5M2, 8, 1),
+    "float8_e5m2fnuz": (DTypeCode.FLOAT8_E5M2FNUZ, 8, 1),
+    "float8_e8m0fnu": (DTypeCode.FLOAT8_E8M0FNU, 8, 1),
+    "float8_e3m4": (DTypeCode.FLOAT8_E3M4, 8, 1),
+    "float8_e4m3": (DTypeCode.FLOAT8_E4M3, 8, 1),
+    "float8_e4m3b11fnuz": (DTypeCode.FLOAT8_E4M3B11FNUZ, 8, 1),
+    "float6_e2m3fn": (DTypeCode.FLOAT6_E2M3FN, 6, 1),
+    "float6_e3m2fn": (DTypeCode.FLOAT6_E3M2FN, 6, 1),
+    "float4_e2m1fn": (DTypeCode.FLOAT4_E2M1FN, 4, 1),
+    "float8_e4m3fnx4": (DTypeCode.FLOAT8_E4M3FN, 8, 4),
+    "float4_e2m1fnx16": (DTypeCode.FLOAT4_E2M1FN, 4, 16),
+    "float8_e5m2x2": (DTypeCode.FLOAT8_E5M2, 8, 2),
     "bfloat16": (DTypeCode.BFLOAT, 16, 1),
     "int8": (DTypeCode.INT, 8, 1),
     "int16": (DTypeCode.INT, 16, 1),
     "int32": (DTypeCode.INT, 32, 1),
     "int64": (DTypeCode.INT, 64, 1),
     "int4": (DTypeCode.INT, 4, 1),
+    "int2": (DTypeCode.INT, 2, 1),
+    "uint4": (DTypeCode.UINT, 4, 1),
+    "uint2": (DTypeCode.UINT, 2, 1),
+    "int4x8": (DTypeCode.INT, 4, 8),
     "int1": (DTypeCode.INT, 1, 1),
     "uint8": (DTypeCode.UINT, 8, 1),
     "uint16": (DTypeCode.UINT, 16, 1),
@@ -39,9 +68,13 @@ CANONICAL = {
 
 
 def test_codes_are_dlpacks():
-    assert [int(c) for c in DTypeCode] == [0, 1, 2, 3, 4, 5, 6]
+    assert [int(c) for c in DTypeCode] == list(range(18))
     assert DTypeCode.INT == 0 and DTypeCode.FLOAT == 2 and DTypeCode.BFLOAT == 4
     assert DTypeCode.BOOL == 6 and DTypeCode.HANDLE == 3
+    # DLPack 1.1 codes of the low-precision float formats
+    assert DTypeCode.FLOAT8_E3M4 == 7 and DTypeCode.FLOAT8_E4M3FN == 10
+    assert DTypeCode.FLOAT8_E5M2 == 12 and DTypeCode.FLOAT8_E8M0FNU == 14
+    assert DTypeCode.FLOAT4_E2M1FN == 17
 
 
 @pytest.mark.parametrize("text, triple", CANONICAL.items())
@@ -62,6 +95,9 @@ def test_parse_and_format_round_trip(text, triple):
         ("float32x1", "float32"),
         ("void*", "handle"),
         (" float16 ", "float16"),
+        ("float8", "float8_e4m3fn"),
+        ("float8x4", "float8_e4m3fnx4"),
+        ("float8_e4m3fnx1", "float8_e4m3fn"),
     ],
 )
 def test_aliases_parse_to_the_canonical_form(alias, canonical):
@@ -93,7 +129,14 @@ def test_parse_returns_dtype_codes():
         "str",
         "float32_",
         "-int8",
-        "float8_e4m3fn",
+        "int3",
+        "float8_e4m3fnuzz",
+        "float8_e9m0",
+        "float8_",
+        "float5_e2m2",
+        "float8_e4m3fnx0",
+        "float8_e4m3fnx",
+        "bfloat8",
     ],
 )
 def test_bad_strings_raise_value_error(text):
@@ -118,6 +161,9 @@ def test_non_strings_raise_type_error(value):
         (DTypeCode.BOOL, 1, 1),
         (DTypeCode.HANDLE, 64, 4),
         (DTypeCode.INT, 32, -2),
+        (DTypeCode.FLOAT, 8, 1),
+        (DTypeCode.FLOAT8_E4M3FN, 16, 1),
+        (DTypeCode.FLOAT4_E2M1FN, 8, 1),
     ],
 )
 def test_format_rejects_what_parse_would_not_read(triple):
@@ -131,9 +177,10 @@ def test_format_rejects_unknown_codes():
 
 
 LEGAL = [
-    (DTypeCode.INT, (1, 4, 8, 16, 32, 64)),
-    (DTypeCode.UINT, (1, 4, 8, 16, 32, 64)),
-    (DTypeCode.FLOAT, (8, 16, 32, 64)),
+    (DTypeCode.INT, (1, 2, 4, 8, 16, 32, 64)),
+    (DTypeCode.UINT, (1, 2, 4, 8, 16, 32, 64)),
+    (DTypeCode.FLOAT, (16, 32, 64)),
+    *[(code, (float_format(code).bits,)) for code in LOW_PRECISION_FLOAT_CODES],
     (DTypeCode.BFLOAT, (16,)),
     (DTypeCode.COMPLEX, (64, 128)),
     (DTypeCode.BOOL, (8,)),
@@ -168,7 +215,21 @@ NUMPY = {
     "complex64": np.complex64,
     "complex128": np.complex128,
     "bfloat16": ml_dtypes.bfloat16,
-    "float8": ml_dtypes.float8_e4m3fn,
+    "float8_e4m3fn": ml_dtypes.float8_e4m3fn,
+    "float8_e4m3fnuz": ml_dtypes.float8_e4m3fnuz,
+    "float8_e5m2": ml_dtypes.float8_e5m2,
+    "float8_e5m2fnuz": ml_dtypes.float8_e5m2fnuz,
+    "float8_e8m0fnu": ml_dtypes.float8_e8m0fnu,
+    "float8_e3m4": ml_dtypes.float8_e3m4,
+    "float8_e4m3": ml_dtypes.float8_e4m3,
+    "float8_e4m3b11fnuz": ml_dtypes.float8_e4m3b11fnuz,
+    "float6_e2m3fn": ml_dtypes.float6_e2m3fn,
+    "float6_e3m2fn": ml_dtypes.float6_e3m2fn,
+    "float4_e2m1fn": ml_dtypes.float4_e2m1fn,
+    "int4": ml_dtypes.int4,
+    "uint4": ml_dtypes.uint4,
+    "int2": ml_dtypes.int2,
+    "uint2": ml_dtypes.uint2,
 }
 
 
@@ -186,7 +247,7 @@ def test_to_numpy_dtype(text, np_type):
         ("float32x4", "vector dtype 'float32x4'"),
         ("handle", "handle has no numpy equivalent"),
         ("void", "handle has no numpy equivalent"),
-        ("int4", "sub-byte dtype 'int4'"),
+        ("int1", "sub-byte dtype 'int1'"),
         ("uint1", "sub-byte dtype 'uint1'"),
         ("float31", "unknown dtype"),
     ],
@@ -209,3 +270,49 @@ def test_from_numpy_dtype_rejects_unmapped_types(dtype):
         pytest.skip("long double is float64 here")
     with pytest.raises(ValueError, match="dtype"):
         from_numpy_dtype(dtype)
+
+
+def test_float8_alias_reads_as_e4m3fn():
+    assert parse_dtype("float8") == parse_dtype("float8_e4m3fn")
+    assert to_numpy_dtype("float8") == np.dtype(ml_dtypes.float8_e4m3fn)
+
+
+@pytest.mark.parametrize("code", sorted(LOW_PRECISION_FLOAT_CODES))
+def test_float_formats_agree_with_ml_dtypes(code):
+    fmt = float_format(code)
+    info = ml_dtypes.finfo(getattr(ml_dtypes, fmt.name))
+    assert (fmt.exponent_bits, fmt.mantissa_bits) == (info.nexp, info.nmant)
+    # e8m0 has no subnormals: its smallest exponent is that of the encoding 0
+    assert (1 - fmt.bias if fmt.kind != "e8m0" else -fmt.bias) == info.minexp
+    assert is_float_code(code) and is_low_precision(fmt.name)
+    assert fmt.has_sign == (fmt.kind != "e8m0")
+    assert fmt.bits == fmt.exponent_bits + fmt.mantissa_bits + fmt.has_sign
+
+
+def test_float_code_predicates():
+    assert is_float_code(DTypeCode.FLOAT) and is_float_code(DTypeCode.BFLOAT)
+    assert not is_float_code(DTypeCode.INT) and float_format(DTypeCode.FLOAT) is None
+    assert is_low_precision("int4") and is_low_precision("uint2x4")
+    assert not is_low_precision("int8") and not is_low_precision("bfloat16")
+    assert not is_low_precision("uint1")
+
+
+@pytest.mark.parametrize(
+    "text, nbytes, storage",
+    [
+        ("float32", 4, "float32"),
+        ("float32x4", 16, "float32x4"),
+        ("bool", 1, "bool"),
+        ("int4", 1, "uint8"),
+        ("uint2x8", 8, "uint8x8"),
+        ("float4_e2m1fn", 1, "uint8"),
+        ("float8_e4m3fnx4", 4, "uint8x4"),
+        ("float6_e3m2fn", 1, "uint8"),
+        ("int64", 8, "int64"),
+    ],
+)
+def test_storage_is_one_byte_per_narrow_element(text, nbytes, storage):
+    assert storage_bytes(text) == nbytes
+    assert storage_dtype(text) == storage
+    if parse_dtype(text)[2] == 1 and text != "bool":
+        assert to_numpy_dtype(text).itemsize == nbytes  # the numpy (ml_dtypes) layout

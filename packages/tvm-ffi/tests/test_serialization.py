@@ -150,6 +150,11 @@ NUMPY_DTYPES = [
     ">f4",
     ml_dtypes.bfloat16,
     ml_dtypes.float8_e4m3fn,
+    ml_dtypes.float8_e5m2fnuz,
+    ml_dtypes.float8_e8m0fnu,
+    ml_dtypes.float4_e2m1fn,
+    ml_dtypes.int4,
+    ml_dtypes.uint2,
 ]
 
 

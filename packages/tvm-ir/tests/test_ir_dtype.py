@@ -63,8 +63,8 @@ def test_lanes_and_element():
     assert v == "int8x16" and v.element_of is t and v.element_of == "int8"
     assert DataType("float32").with_bits(64) == "float64"
     assert (
-        v.bytes == 16 and DataType("int4").bytes == 1 and DataType("int4").with_lanes(4).bytes == 2
-    )
+        v.bytes == 16 and DataType("int4").bytes == 1 and DataType("int4").with_lanes(4).bytes == 4
+    )  # one byte per element, also for 4-bit types (the ml_dtypes layout)
     with pytest.raises(ValueError, match="lanes"):
         t.with_lanes(0)
     with pytest.raises(ValueError, match="cannot be vectorised"):
@@ -142,3 +142,33 @@ def test_roundtrip_property(base, lanes):
     assert DataType.from_parts(t.code, t.bits, t.lanes) == t
     assert t.element_of == base
     assert from_json(to_json(t)) == t
+
+
+@pytest.mark.parametrize(
+    "text, float8, float4, low_float, low",
+    [
+        ("float8_e4m3fn", True, False, True, True),
+        ("float8_e5m2x4", True, False, True, True),
+        ("float8_e8m0fnu", True, False, True, True),
+        ("float4_e2m1fn", False, True, True, True),
+        ("int4", False, False, False, True),
+        ("uint2", False, False, False, True),
+        ("float16", False, False, False, False),
+        ("int8", False, False, False, False),
+    ],
+)
+def test_low_precision_predicates(text, float8, float4, low_float, low):
+    t = DataType(text)
+    assert t.is_float8() == float8 and t.is_float4() == float4
+    assert t.is_low_precision_float() == low_float and t.is_low_precision() == low
+    assert t.is_floating_point() == (low_float or text.startswith("float"))
+    assert (t.float_format is not None) == low_float
+    assert not (low_float and t.is_float())  # float8 formats have their own type codes
+
+
+def test_low_precision_numpy_round_trip():
+    for np_type in (ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e5m2fnuz, ml_dtypes.int4,
+                    ml_dtypes.float4_e2m1fn, ml_dtypes.uint2):
+        t = DataType(np_type)
+        assert str(t) == np.dtype(np_type).name and t.numpy_dtype == np.dtype(np_type)
+    assert DataType("float8") == "float8_e4m3fn" and str(DataType("float8")) == "float8_e4m3fn"

@@ -148,7 +148,14 @@ def test_gil_is_released_during_the_call(kernel_module):
 
 def test_packed_func_without_metadata(kernel_lib):
     lib = ctypes.CDLL(str(kernel_lib))
-    install_runtime_slots(lambda name: ctypes.addressof(ctypes.c_char.in_dll(lib, name)))
+
+    def lookup(name: str) -> int | None:
+        try:
+            return ctypes.addressof(ctypes.c_char.in_dll(lib, name))
+        except ValueError:  # a slot these kernels do not use (e.g. __TVMBackendNumThreads)
+            return None
+
+    install_runtime_slots(lookup)
     div = PackedCFunc(ctypes.cast(lib.checked_div, ctypes.c_void_p).value, None, lib)
     assert div.params is None and div.name.startswith("func_0x")
     assert div(20, 4) == 5

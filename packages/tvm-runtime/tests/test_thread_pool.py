@@ -175,3 +175,35 @@ def test_two_threads_really_run_in_parallel(kernel_lib, kernel_module, threads):
         f"2 tasks on 2 threads took {pool:.2f}x the time on 1 thread "
         f"(two plain threads: {plain:.2f}x): the launch does not run tasks in parallel"
     )
+
+
+def test_native_thread_count_cell_follows_the_setting(threads, monkeypatch):
+    from tvm.runtime.packed_func import RUNTIME_SLOTS
+    from tvm.runtime.thread_pool import NUM_THREADS_CELL, NUM_THREADS_POINTER
+
+    addr = ctypes.cast(RUNTIME_SLOTS["__TVMBackendNumThreads"], ctypes.c_void_p).value
+    assert addr == ctypes.addressof(NUM_THREADS_CELL)
+    assert NUM_THREADS_POINTER.contents.value == NUM_THREADS_CELL.value
+    threads(3)
+    assert NUM_THREADS_CELL.value == 3
+    threads(1)
+    assert ctypes.c_int32.from_address(addr).value == 1
+    monkeypatch.setenv("TVM_NUM_THREADS", "5")
+    threads(None)
+    assert NUM_THREADS_CELL.value == 5 and rt.get_num_threads() == 5
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_forked_child_launches_natively_on_one_thread(threads):
+    from tvm.runtime.thread_pool import NUM_THREADS_CELL
+
+    threads(2)
+    pid = os.fork()
+    if pid == 0:  # the child: libgomp cannot run a team here, native launches go serial
+        ok = NUM_THREADS_CELL.value == 1
+        rt.set_num_threads(2)
+        ok = ok and NUM_THREADS_CELL.value == 1 and rt.get_num_threads() == 2
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert NUM_THREADS_CELL.value == 2

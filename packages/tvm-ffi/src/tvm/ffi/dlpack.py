@@ -71,6 +71,17 @@ class DLDataTypeCode(IntEnum):
     kDLBfloat = 4
     kDLComplex = 5
     kDLBool = 6
+    kDLFloat8_e3m4 = 7
+    kDLFloat8_e4m3 = 8
+    kDLFloat8_e4m3b11fnuz = 9
+    kDLFloat8_e4m3fn = 10
+    kDLFloat8_e4m3fnuz = 11
+    kDLFloat8_e5m2 = 12
+    kDLFloat8_e5m2fnuz = 13
+    kDLFloat8_e8m0fnu = 14
+    kDLFloat6_e2m3fn = 15
+    kDLFloat6_e3m2fn = 16
+    kDLFloat4_e2m1fn = 17
 
 
 class ArgTypeCode(IntEnum):
@@ -135,8 +146,9 @@ class DLDataType(ctypes.Structure):
 
     @property
     def itemsize(self) -> int:
-        """Bytes per element (all lanes), rounding sub-byte types up."""
-        return (self.bits * self.lanes + 7) // 8
+        """Bytes per element (all lanes); a sub-byte element takes a whole byte
+        (:func:`tvm.ffi.dtype.storage_bytes`)."""
+        return max(1, (self.bits + 7) // 8) * max(self.lanes, 1)
 
     def __str__(self) -> str:
         return format_dtype(self.code, self.bits, self.lanes)

@@ -10,7 +10,19 @@ from __future__ import annotations
 from typing import Any
 
 from tvm.ffi import register_json_value
-from tvm.ffi.dtype import DTypeCode, format_dtype, from_numpy_dtype, parse_dtype, to_numpy_dtype
+from tvm.ffi.dtype import (
+    LOW_PRECISION_FLOAT_CODES,
+    DTypeCode,
+    FloatFormat,
+    float_format,
+    format_dtype,
+    from_numpy_dtype,
+    is_float_code,
+    is_low_precision,
+    parse_dtype,
+    storage_bytes,
+    to_numpy_dtype,
+)
 
 __all__ = ["DataType", "DTypeCode"]
 
@@ -132,7 +144,8 @@ class DataType:
         return self.code in (DTypeCode.INT, DTypeCode.UINT)
 
     def is_float(self) -> bool:
-        """IEEE float (``float8``..``float64``); ``bfloat16`` is :meth:`is_bfloat`."""
+        """IEEE float (``float16``..``float64``); ``bfloat16`` is :meth:`is_bfloat`, the
+        low-precision formats (``float8_e4m3fn`` ...) are :meth:`is_low_precision_float`."""
         return self.code == DTypeCode.FLOAT
 
     def is_bfloat(self) -> bool:
@@ -140,8 +153,30 @@ class DataType:
         return self.code == DTypeCode.BFLOAT
 
     def is_floating_point(self) -> bool:
-        """Float or bfloat."""
-        return self.code in (DTypeCode.FLOAT, DTypeCode.BFLOAT)
+        """Any float: IEEE, bfloat or a low-precision format."""
+        return is_float_code(self.code)
+
+    def is_low_precision_float(self) -> bool:
+        """A low-precision float format (``float8_*``, ``float6_*``, ``float4_e2m1fn``)."""
+        return self.code in LOW_PRECISION_FLOAT_CODES
+
+    def is_float8(self) -> bool:
+        """An 8-bit float format (``float8_e4m3fn``, ``float8_e5m2``, ``float8_e8m0fnu`` ...)."""
+        return self.code in LOW_PRECISION_FLOAT_CODES and self.bits == 8
+
+    def is_float4(self) -> bool:
+        """``float4_e2m1fn``."""
+        return self.code == DTypeCode.FLOAT4_E2M1FN
+
+    def is_low_precision(self) -> bool:
+        """A low-precision float or a 2/4-bit integer: stored one byte per element and
+        rewritten to ``uint8`` storage by TIR's LegalizeLowPrecision."""
+        return is_low_precision(self._text)
+
+    @property
+    def float_format(self) -> FloatFormat | None:
+        """The :class:`~tvm.ffi.dtype.FloatFormat` of a low-precision float, else None."""
+        return float_format(self.code)
 
     def is_float16(self) -> bool:
         return self.code == DTypeCode.FLOAT and self.bits == 16
@@ -185,12 +220,14 @@ class DataType:
 
     @property
     def bytes(self) -> int:
-        """Storage size of one value (all lanes), rounded up to whole bytes."""
-        return (self.bits * self.lanes + 7) // 8
+        """Storage size of one value (all lanes); an element narrower than a byte takes a
+        whole byte (:func:`tvm.ffi.dtype.storage_bytes`)."""
+        return storage_bytes(self._text)
 
     @property
     def numpy_dtype(self) -> Any:
-        """The numpy dtype of a scalar type (``bfloat16`` through ml_dtypes)."""
+        """The numpy dtype of a scalar type (``bfloat16``, ``float8_*``, ``int4`` ... through
+        ml_dtypes)."""
         return to_numpy_dtype(self._text)
 
 

@@ -109,16 +109,15 @@ def build_te_call(bb: Any, te_func: Callable[..., Any], args: tuple, kwargs: dic
     te_args = conv.convert(list(args))
     te_kwargs = conv.convert(kwargs)
     outs = _collect_tensors(te_func(*te_args, **te_kwargs), who)
-    input_vars: dict[int, TirVar] = {}
-    for t in conv.inputs:
-        for dim in t.shape:
-            for v in free_vars(dim):
-                input_vars.setdefault(id(v), v)
+    # a variable that is some input's dimension is bound by that buffer; any other one
+    # (only inside a compound input dimension such as ``n * 4``, or only in an output
+    # shape) is passed to the PrimFunc as a scalar
+    bound = {id(d) for t in conv.inputs for d in t.shape if isinstance(d, TirVar)}
     extra: dict[int, TirVar] = {}
-    for t in outs:
+    for t in (*conv.inputs, *outs):
         for dim in t.shape:
             for v in free_vars(dim):
-                if id(v) not in input_vars:
+                if id(v) not in bound:
                     extra.setdefault(id(v), v)
     tir_vars = list(extra.values())
     from tvm.te import create_prim_func

@@ -25,7 +25,7 @@ from tvm.ffi.dlpack import (
     DLManagedTensorVersioned,
     DLTensor,
 )
-from tvm.ffi.dtype import format_dtype
+from tvm.ffi.dtype import format_dtype, storage_bytes
 
 __all__ = ["to_capsule", "from_capsule", "ImportedTensor", "CapsuleContents", "is_capsule"]
 
@@ -72,7 +72,7 @@ class _StandIn:
 
 def to_capsule(owner: Any, dl: DLTensor, *, versioned: bool, read_only: bool = False) -> Any:
     """A DLPack capsule exporting ``dl``; ``owner`` (the tensor) lives until it is freed."""
-    itemsize = (dl.dtype.bits * dl.dtype.lanes + 7) // 8
+    itemsize = storage_bytes(str(dl.dtype))
     carrier = _CARRIERS.get(itemsize)
     if carrier is None:
         raise BufferError(f"__dlpack__: cannot export dtype {dl.dtype} (item size {itemsize})")

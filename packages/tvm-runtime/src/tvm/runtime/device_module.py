@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
-from tvm.ffi.dtype import DTypeCode, parse_dtype
+from tvm.ffi.dtype import DTypeCode, parse_dtype, storage_bytes
 
 from .device import Device
 from .error import KernelError, ModuleLoadError
@@ -291,8 +291,7 @@ class HostFunction:
             self._run(s[4], env, dev)
         elif kind == "alloc":
             _, name, dtype, count, body = s
-            _, bits, lanes = parse_dtype(dtype)
-            nbytes = max(1, int(evaluate(count, env)) * max(1, bits * lanes // 8))
+            nbytes = max(1, int(evaluate(count, env)) * storage_bytes(dtype))
             api = dev.api
             handle = int(api.alloc(dev, nbytes, 64))
             try:

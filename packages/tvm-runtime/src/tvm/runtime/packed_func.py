@@ -32,7 +32,7 @@ from .error import (
     get_last_error,
 )
 from .tensor import Tensor, from_dlpack
-from .thread_pool import TVMBackendParallelLaunch
+from .thread_pool import NUM_THREADS_POINTER, TVMBackendParallelLaunch
 
 __all__ = [
     "PackedCFunc",
@@ -56,6 +56,7 @@ PackedCFuncType = ctypes.CFUNCTYPE(
 RUNTIME_SLOTS: dict[str, Any] = {
     "__TVMAPISetLastError": TVMAPISetLastError,
     "__TVMBackendParallelLaunch": TVMBackendParallelLaunch,
+    "__TVMBackendNumThreads": NUM_THREADS_POINTER,  # a data pointer: const int32_t*
 }
 
 

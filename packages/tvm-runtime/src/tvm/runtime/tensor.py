@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 from tvm.ffi.dlpack import DLDataType, DLDeviceType, DLTensor
-from tvm.ffi.dtype import from_numpy_dtype, parse_dtype, to_numpy_dtype
+from tvm.ffi.dtype import from_numpy_dtype, parse_dtype, storage_bytes, to_numpy_dtype
 
 from . import _dlpack
 from .device import Device, DeviceAPI, aligned_host_buffer, cpu
@@ -86,8 +86,7 @@ def _numpy_dtype(dtype: str, where: str) -> np.dtype:
 
 
 def _nbytes(shape: tuple[int, ...], dtype: str) -> int:
-    _, bits, lanes = parse_dtype(dtype)
-    return (math.prod(shape) * bits * lanes + 7) // 8
+    return math.prod(shape) * storage_bytes(dtype)
 
 
 def _compact_strides(shape: tuple[int, ...]) -> tuple[int, ...]:

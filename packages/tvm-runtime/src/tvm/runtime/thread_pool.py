@@ -10,6 +10,12 @@ task's error message to the calling thread.
 
 The thread count is ``TVM_NUM_THREADS`` (default: the number of CPUs) or
 :func:`set_num_threads`.  A launch from inside a running task runs serially on that thread.
+
+Kernels that launch natively (the llvm target's ``-threading=omp``, through libgomp) read
+the same count at each launch from :data:`NUM_THREADS_CELL`, a C ``int32_t`` whose address
+the runtime stores in a module's ``__TVMBackendNumThreads`` slot.  libgomp cannot run a
+parallel region in a child created by ``fork`` after its parent ran one, so a forked child
+pins the cell to 1 (native launches run serially there; this pool is unaffected).
 """
 
 from __future__ import annotations
@@ -31,6 +37,8 @@ __all__ = [
     "set_num_threads",
     "get_num_threads",
     "NUM_THREADS_ENV",
+    "NUM_THREADS_CELL",
+    "NUM_THREADS_POINTER",
 ]
 
 NUM_THREADS_ENV = "TVM_NUM_THREADS"
@@ -44,6 +52,7 @@ ParallelLaunchFunc = ctypes.CFUNCTYPE(
 
 _num_threads: int | None = None
 _tls = threading.local()
+_forked = False
 
 
 def _default_num_threads() -> int:
@@ -68,6 +77,7 @@ def get_num_threads() -> int:
     global _num_threads
     if _num_threads is None:
         _num_threads = _default_num_threads()
+        _sync_cell()
     return _num_threads
 
 
@@ -75,13 +85,32 @@ def set_num_threads(n: int | None) -> None:
     """Use ``n`` threads for parallel launches (``None``: back to ``TVM_NUM_THREADS``/CPUs)."""
     global _num_threads
     if n is None:
-        _num_threads = None
+        _num_threads = None  # read again (and warned about) at the next get_num_threads
+        NUM_THREADS_CELL.value = 1 if _forked else _quiet_default()
         return
     if isinstance(n, bool) or not isinstance(n, int):
         raise TypeError(f"set_num_threads: n must be an int, got {type(n).__name__}")
     if n < 1:
         raise ValueError(f"set_num_threads: n must be >= 1, got {n}")
     _num_threads = n
+    _sync_cell()
+
+
+def _quiet_default() -> int:
+    with warnings.catch_warnings():  # a bad TVM_NUM_THREADS warns at get_num_threads
+        warnings.simplefilter("ignore")
+        return min(_default_num_threads(), 2**31 - 1)
+
+
+#: The thread count as a C ``int32_t`` that natively launching kernels read (see above).
+NUM_THREADS_CELL = ctypes.c_int32(_quiet_default())
+#: Its address, the value of a module's ``__TVMBackendNumThreads`` slot.
+NUM_THREADS_POINTER = ctypes.pointer(NUM_THREADS_CELL)
+
+
+def _sync_cell() -> None:
+    if _num_threads is not None:
+        NUM_THREADS_CELL.value = 1 if _forked else min(_num_threads, 2**31 - 1)
 
 
 class _Job:
@@ -174,8 +203,17 @@ class _Pool:
 
 
 _pool = _Pool()
+
+
+def _after_fork_in_child() -> None:
+    global _forked
+    _pool.reset_after_fork()
+    _forked = True
+    NUM_THREADS_CELL.value = 1
+
+
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_pool.reset_after_fork)
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def parallel_launch(flambda: Any, cdata: int | None, num_task: int) -> int:

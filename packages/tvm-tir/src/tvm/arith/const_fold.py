@@ -23,7 +23,7 @@ import math
 from typing import Any
 
 import numpy as np
-from tvm.ffi.dtype import DTypeCode, parse_dtype
+from tvm.ffi.dtype import DTypeCode, is_float_code, parse_dtype
 from tvm.tir.expr import (
     EQ, GE, GT, LE, LT, NE, Add, And, Broadcast, Cast, Div, FloatImm, FloorDiv, FloorMod, IntImm,
     Max, Min, Mod, Mul, Not, Or, PrimExpr, Select, Sub, _match_types, convert,
@@ -68,7 +68,7 @@ def is_int_like(dtype: str) -> bool:
 
 
 def _is_float(dtype: str) -> bool:
-    return parse_dtype(dtype)[0] in (DTypeCode.FLOAT, DTypeCode.BFLOAT)
+    return is_float_code(parse_dtype(dtype)[0])
 
 
 def wrap_int(value: int, dtype: str) -> int:

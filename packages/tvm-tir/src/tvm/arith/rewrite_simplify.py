@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tvm.ffi import Object
-from tvm.ffi.dtype import DTypeCode, parse_dtype
+from tvm.ffi.dtype import is_float_code, parse_dtype
 from tvm.ir.op import Op
 from tvm.tir.expr import (
     EQ, GE, GT, LE, LT, NE, Add, And, BinaryOp, Broadcast, BufferLoad, Call, Cast, CmpOp, Div,
@@ -44,7 +44,7 @@ def _lanes(dtype: str) -> int:
 
 
 def _is_float(dtype: str) -> bool:
-    return parse_dtype(dtype)[0] in (DTypeCode.FLOAT, DTypeCode.BFLOAT)
+    return is_float_code(parse_dtype(dtype)[0])
 
 
 class RewriteSimplifier:

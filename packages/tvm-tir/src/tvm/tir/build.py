@@ -47,7 +47,10 @@ SCHEDULED_ATTR = "tir.is_scheduled"
 
 
 def get_lowering_pipeline() -> Sequential:
-    """The TIR lowering passes, from blocks to flat, vectorized, simplified loops."""
+    """The TIR lowering passes, from blocks to flat, vectorized, simplified loops.
+
+    LegalizeLowPrecision comes right after FlattenBuffer: from there on no float8/float4/
+    int4/int2 dtype is left (bytes and bit arithmetic instead), for every target."""
     from . import transform as T
 
     return Sequential(
@@ -55,6 +58,7 @@ def get_lowering_pipeline() -> Sequential:
             T.LowerInitBlock(),
             T.LowerOpaqueBlock(),
             T.FlattenBuffer(),
+            T.LegalizeLowPrecision(),
             T.Simplify(),
             T.VectorizeLoop(),
             T.UnrollLoop(),

@@ -13,7 +13,7 @@ from enum import IntEnum
 from typing import Any, Optional, Union
 
 from tvm.ffi import Object, def_field, ignore_field, register_json_value, register_object
-from tvm.ffi.dtype import DTypeCode, parse_dtype
+from tvm.ffi.dtype import DTypeCode, is_float_code, parse_dtype
 from tvm.ir.span import Span
 from tvm.ir.op import Op
 
@@ -31,8 +31,8 @@ def _dt(dtype: str) -> tuple[int, int, int]:
 
 
 def is_float_dtype(dtype: str) -> bool:
-    code = _dt(dtype)[0]
-    return code in (DTypeCode.FLOAT, DTypeCode.BFLOAT)
+    """Any float dtype: IEEE, bfloat16 or a low-precision format (``float8_e4m3fn`` ...)."""
+    return is_float_code(_dt(dtype)[0])
 
 
 def is_int_dtype(dtype: str) -> bool:
@@ -629,7 +629,7 @@ def const(value: Any, dtype: Optional[str] = None, span: Optional[Span] = None) 
     code, _, lanes = parse_dtype(dtype)
     if lanes > 1:
         return Broadcast(const(value, element_of(dtype)), lanes)
-    if code in (DTypeCode.FLOAT, DTypeCode.BFLOAT):
+    if is_float_code(code):
         return FloatImm(dtype, float(value), span=span)
     if code in (DTypeCode.INT, DTypeCode.UINT, DTypeCode.BOOL):
         if isinstance(value, float) and not value.is_integer():

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tvm.ffi.dtype import DTypeCode, parse_dtype
+from tvm.ffi.dtype import DTypeCode, float_format, parse_dtype
 from tvm.ir.op import Op
 
 from .expr import (
@@ -272,7 +272,17 @@ def max_value(dtype: str) -> PrimExpr:
         return const({16: 65504.0, 32: 3.4028234663852886e38, 64: 1.7976931348623157e308}[bits], dtype)
     if code == DTypeCode.BFLOAT:
         return const(3.3895313892515355e38, dtype)
+    if float_format(code) is not None:
+        return const(_low_precision_finfo(dtype).max, dtype)
     raise TypeError(f"max_value: unsupported dtype {dtype}")
+
+
+def _low_precision_finfo(dtype: str) -> Any:
+    import ml_dtypes
+    from tvm.ffi.dtype import to_numpy_dtype
+
+    code, bits, _ = parse_dtype(dtype)
+    return ml_dtypes.finfo(to_numpy_dtype(float_format(code).name))
 
 
 def min_value(dtype: str) -> PrimExpr:
@@ -286,16 +296,30 @@ def min_value(dtype: str) -> PrimExpr:
         return const(False, "bool")
     if code in (DTypeCode.FLOAT, DTypeCode.BFLOAT):
         return const(-max_value(dtype).value, dtype)  # type: ignore[attr-defined]
+    if float_format(code) is not None:
+        return const(float(_low_precision_finfo(dtype).min), dtype)
     raise TypeError(f"min_value: unsupported dtype {dtype}")
 
 
+def _has_infinity(dtype: str) -> bool:
+    fmt = float_format(parse_dtype(dtype)[0])
+    return fmt is None or fmt.kind == "ieee"
+
+
 def infinity(dtype: str) -> PrimExpr:
+    """+inf of a float dtype; for a low-precision format without infinity
+    (``float8_e4m3fn``, the ``fnuz`` and ``float4`` formats) its largest finite value."""
     if not is_float_dtype(dtype):
         raise TypeError(f"infinity needs a float dtype, got {dtype}")
+    if not _has_infinity(dtype):
+        return max_value(dtype)
     return const(float("inf"), dtype)
 
 
 def neg_infinity(dtype: str) -> PrimExpr:
+    """-inf of a float dtype (the smallest finite value when the format has no infinity)."""
+    if is_float_dtype(dtype) and not _has_infinity(dtype):
+        return min_value(dtype)
     return const(float("-inf"), infinity(dtype).dtype)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tvm.ffi.dtype import DTypeCode, parse_dtype
+from tvm.ffi.dtype import DTypeCode, is_float_code, parse_dtype
 
 from ..expr import Call, ShapeExpr
 from ..struct_info import PrimStructInfo, StructInfo, TensorStructInfo
@@ -15,7 +15,8 @@ __all__ = ["infer_unary", "infer_binary", "is_float", "is_int_or_bool"]
 
 
 def is_float(dtype: str) -> bool:
-    return dtype != "void" and parse_dtype(dtype)[0] in (DTypeCode.FLOAT, DTypeCode.BFLOAT)
+    """Any float dtype, low-precision formats (``float8_e4m3fn`` ...) included."""
+    return dtype != "void" and is_float_code(parse_dtype(dtype)[0])
 
 
 def is_int_or_bool(dtype: str) -> bool:

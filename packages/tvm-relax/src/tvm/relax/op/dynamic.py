@@ -3,9 +3,12 @@
 
 Their StructInfo knows the rank and dtype but not the shape.  LegalizeOps lowers them even
 so (the op attribute ``RequiresArgumentShapes`` is False): the output shape is computed at
-run time (a TIR plan function, or a VM builtin of :mod:`tvm.runtime.vm.data_dependent` called
-with ``call_pure_packed``) and bound to fresh symbolic variables with ``match_cast``, so the
-operators after them see a symbolic shape and legalize as usual.
+run time and bound to fresh symbolic variables with ``match_cast``, so the operators after
+them see a symbolic shape and legalize as usual.  The shape comes from a first TIR kernel
+(``dynamic_strided_slice``'s plan; ``nonzero``'s count; ``unique``'s kernel, which
+computes its results padded to the input size and their number): the VM reads that small
+int64 tensor into a shape value (``vm.builtin.tensor_to_shape``, the one step on the host)
+and a second kernel writes the result at its size.
 """
 
 from __future__ import annotations
@@ -16,10 +19,10 @@ import numpy as np
 from tvm.ffi import register_object
 from tvm.tir import Var as TirVar
 
-from ..expr import Call, Expr, PrimValue, Tuple, TupleGetItem, const
+from ..expr import Call, Expr, Tuple, TupleGetItem, const
 from ..struct_info import ShapeStructInfo, StructInfo, TensorStructInfo, TupleStructInfo
 from ._elementwise import is_int_or_bool
-from ._lower import te_call
+from ._lower import prim_func_call, te_call
 from ._utils import const_dim, int_tuple, unique_axes
 from .base import Attrs, arg_tensor, make_call, normalize_axis, op_error, register_op
 from .call import call_pure_packed, call_tir
@@ -130,13 +133,27 @@ def _infer_nonzero(call: Call, ctx: Any) -> StructInfo:
 
 @nonzero.legalize
 def _legalize_nonzero(bb: Any, call: Call) -> Expr:
+    from ..topi import data_dependent
+
     x = call.args[0].struct_info
-    if x.ndim == -1:
+    if not _known_shape(x):
         return call
-    out = bb.emit(call_pure_packed("relax.run.nonzero", call.args[0],
-                                   sinfo_args=TensorStructInfo(None, "int64", 2, x.vdevice)))
-    return bb.match_cast(out, TensorStructInfo([x.ndim, _fresh("num_nonzero")], "int64",
-                                               vdevice=x.vdevice))
+    count = bb.emit(te_call(bb, call, data_dependent.nonzero_count, call.args[0],
+                            primfunc_name_hint="nonzero_count"))
+    k = bind_count(bb, count, "num_nonzero")
+    func = data_dependent.nonzero_func(x.shape_values, x.dtype)
+    return prim_func_call(bb, call, func, [call.args[0]],
+                          TensorStructInfo([x.ndim, k], "int64", vdevice=x.vdevice))
+
+
+def bind_count(bb: Any, count: Expr, name: str) -> TirVar:
+    """A fresh symbolic variable bound (``match_cast``) to the value of ``count``, an int64
+    tensor of shape (1,) computed at run time."""
+    shape = bb.emit(call_pure_packed("vm.builtin.tensor_to_shape", count,
+                                     sinfo_args=ShapeStructInfo(ndim=1)))
+    k = _fresh(name)
+    bb.match_cast(shape, ShapeStructInfo([k]))
+    return k
 
 
 # -- unique ------------------------------------------------------------------------------------------
@@ -215,19 +232,31 @@ def _infer_unique(call: Call, ctx: Any) -> StructInfo:
 
 @unique.legalize
 def _legalize_unique(bb: Any, call: Call) -> Expr:
+    from ..topi import data_dependent
+    from ..topi._util import prod
+
     x = call.args[0].struct_info
-    if x.ndim == -1:
+    if not _known_shape(x):
         return call
     a = call.attrs
-    axis = 0 if a.axis is None else a.axis
-    raw = bb.emit(call_pure_packed(
-        "relax.run.unique", call.args[0], PrimValue(int(a.sorted)),
-        PrimValue(int(a.axis is not None)), PrimValue(axis),
-        sinfo_args=TupleStructInfo(_unique_parts(call, TensorStructInfo(
-            None, x.dtype, x.ndim, x.vdevice), None))))
-    count = _fresh("num_unique")
-    parts = _unique_parts(call, x, count)
-    matched = bb.match_cast(raw, TupleStructInfo(parts))
-    items = [bb.normalize_argument(TupleGetItem(matched, k)) for k in range(4)]
+    axis = None if a.axis is None else normalize_axis(call, a.axis, x.ndim)
+    values = x.shape_values
+    m = prod(values) if axis is None else values[axis]
+    vec = TensorStructInfo([m], "int64", vdevice=x.vdevice)
+    padded = TensorStructInfo([m] if axis is None else values, x.dtype, vdevice=x.vdevice)
+    func = data_dependent.unique_func(values, x.dtype, axis, a.sorted)
+    raw = bb.emit(prim_func_call(bb, call, func, [call.args[0]], [
+        padded, vec, vec, vec, TensorStructInfo([1], "int64", vdevice=x.vdevice)]))
+    k = bind_count(bb, bb.emit(TupleGetItem(raw, 4)), "num_unique")
+    wanted = (True, a.return_index, a.return_inverse, a.return_counts)
+    items: list[Any] = []
+    for j, flag in enumerate(wanted):
+        if not flag:
+            items.append(None)
+        elif j == 2:  # one inverse index per input row: no cropping
+            items.append(bb.emit(TupleGetItem(raw, 2)))
+        else:
+            items.append(bb.emit(te_call(
+                bb, call, data_dependent.crop, bb.emit(TupleGetItem(raw, j)),
+                0 if j or axis is None else axis, k, primfunc_name_hint="unique_crop")))
     return _unique_result(call, items, Tuple)
-

@@ -1,4 +1,4 @@
-"""Vision operators (``relax.vision.*``): ``roi_align``."""
+"""Vision operators (``relax.vision.*``): ``roi_align``, ``non_max_suppression``."""
 
 from __future__ import annotations
 
@@ -7,16 +7,16 @@ from typing import Any, Sequence, Union
 from tvm.ffi import register_object
 
 from ..analysis.struct_info_analysis import prim_equal
-from ..expr import Call, Expr
-from ..struct_info import StructInfo
+from ..expr import Call, Expr, TupleGetItem
+from ..struct_info import StructInfo, TensorStructInfo
 from ._elementwise import is_int_or_bool
 from ._infer import dim_str
-from ._lower import prim_func_call
+from ._lower import prim_func_call, te_call
 from ._utils import check_float, const_dim, out_tensor
 from .base import Attrs, arg_tensor, make_call, op_error, register_op
 from .nn._layout import window_tuple
 
-__all__ = ["roi_align", "ROIAlignAttrs"]
+__all__ = ["roi_align", "ROIAlignAttrs", "non_max_suppression", "NonMaxSuppressionAttrs"]
 
 
 @register_object("relax.attrs.ROIAlignAttrs")
@@ -101,3 +101,109 @@ def _legalize_roi_align(bb: Any, call: Call) -> Expr:
                           idx.dtype, a.output_size, a.spatial_scale, a.sampling_ratio, a.mode,
                           a.coordinate_transformation_mode == "half_pixel", a.layout)
     return prim_func_call(bb, call, func, list(call.args), call.struct_info)
+
+
+# -- non_max_suppression -----------------------------------------------------------------------
+@register_object("relax.attrs.NonMaxSuppressionAttrs")
+class NonMaxSuppressionAttrs(Attrs):
+    """``center_point_box``: 0 for ``[y1, x1, y2, x2]`` corner boxes (either corner first),
+    1 for ``[x_center, y_center, width, height]``."""
+
+    center_point_box: int = 0
+
+
+@register_op("relax.vision.non_max_suppression",
+             inputs=("boxes", "scores", "max_output_boxes_per_class", "iou_threshold",
+                     "score_threshold"),
+             attrs=NonMaxSuppressionAttrs, op_pattern="opaque", RequiresArgumentShapes=False)
+def non_max_suppression(
+    boxes: Expr, scores: Expr, max_output_boxes_per_class: Union[Expr, int] = 0,
+    iou_threshold: Union[Expr, float] = 0.0, score_threshold: Union[Expr, float, None] = None,
+    center_point_box: int = 0,
+) -> Call:
+    """ONNX NonMaxSuppression: for each batch and class, the boxes kept by greedy
+    non-maximum suppression, as int64 rows ``(batch, class, box)`` (their number is known
+    at run time).
+
+    ``boxes`` (B, N, 4), ``scores`` (B, C, N).  Per class, boxes scoring above
+    ``score_threshold`` (None or -inf: every box) are visited by descending score (equal
+    scores by box index) and selected unless their IoU with an already selected box
+    exceeds ``iou_threshold``, up to ``max_output_boxes_per_class`` (ONNX's default 0
+    selects nothing).  The three limits are numbers or one-element tensors computed at run
+    time.
+    """
+    if int(center_point_box) not in (0, 1):
+        raise ValueError(f"non_max_suppression: center_point_box must be 0 or 1, got "
+                         f"{center_point_box}")
+    limits = [_limit(max_output_boxes_per_class, "int64"), _limit(iou_threshold, "float32"),
+              _limit(float("-inf") if score_threshold is None else score_threshold, "float32")]
+    return make_call("relax.vision.non_max_suppression", [boxes, scores, *limits],
+                     NonMaxSuppressionAttrs(center_point_box=int(center_point_box)))
+
+
+def _limit(value: Any, dtype: str) -> Expr:
+    if isinstance(value, Expr):
+        return value
+    import numpy as np
+
+    from ..expr import const
+
+    return const(np.array(value, dtype=dtype), dtype)
+
+
+@non_max_suppression.infer
+def _infer_non_max_suppression(call: Call, ctx: Any) -> StructInfo:
+    boxes, scores = arg_tensor(call, 0), arg_tensor(call, 1)
+    check_float(call, boxes, "boxes")
+    check_float(call, scores, "scores")
+    for name, t in (("boxes", boxes), ("scores", scores)):
+        if t.ndim not in (-1, 3):
+            raise op_error(call, f"{name} must have 3 dimension(s), got {t.ndim}")
+    if boxes.shape_values is not None:
+        if const_dim(boxes.shape_values[2]) not in (None, 4):
+            raise op_error(call, f"boxes must be (batch, boxes, 4), got "
+                                 f"{dim_str(boxes.shape_values[2])} coordinates")
+        if scores.shape_values is not None:
+            analyzer = getattr(ctx, "analyzer", None)
+            for what, b, s in (("batches", 0, 0), ("boxes", 1, 2)):
+                bd, sd = boxes.shape_values[b], scores.shape_values[s]
+                if prim_equal(bd, sd, analyzer) is False:
+                    raise op_error(call, f"boxes has {dim_str(bd)} {what} but scores has "
+                                         f"{dim_str(sd)}")
+    for k, name in ((2, "max_output_boxes_per_class"), (3, "iou_threshold"),
+                    (4, "score_threshold")):
+        t = arg_tensor(call, k)
+        if not t.is_unknown_dtype:
+            integer = is_int_or_bool(t.dtype) and t.dtype != "bool"
+            if (k == 2) != integer:
+                kind = "an integer" if k == 2 else "a floating-point"
+                raise op_error(call, f"{name} must be {kind} tensor, got dtype {t.dtype}")
+        if t.shape_values is not None and any(const_dim(d) not in (None, 1)
+                                              for d in t.shape_values):
+            raise op_error(call, f"{name} must hold one value, got shape "
+                                 f"({', '.join(dim_str(d) for d in t.shape_values)})")
+    return TensorStructInfo(None, "int64", 2, boxes.vdevice)
+
+
+@non_max_suppression.legalize
+def _legalize_non_max_suppression(bb: Any, call: Call) -> Expr:
+    from ..topi import data_dependent
+    from ..topi.nms import nms_func
+    from .dynamic import bind_count
+
+    sinfos = [a.struct_info for a in call.args]
+    if not all(isinstance(s, TensorStructInfo) and s.shape_values is not None
+               and not s.is_unknown_dtype for s in sinfos):
+        return call
+    boxes, scores, *limits = sinfos
+    func = nms_func(boxes.shape_values, boxes.dtype, scores.shape_values, scores.dtype,
+                    [t.shape_values for t in limits], [t.dtype for t in limits],
+                    call.attrs.center_point_box)
+    b, n = boxes.shape_values[0], boxes.shape_values[1]
+    rows = b * scores.shape_values[1] * n
+    out = bb.emit(prim_func_call(bb, call, func, list(call.args), [
+        TensorStructInfo([rows, 3], "int64", vdevice=boxes.vdevice),
+        TensorStructInfo([1], "int64", vdevice=boxes.vdevice)]))
+    k = bind_count(bb, bb.emit(TupleGetItem(out, 1)), "num_selected")
+    return te_call(bb, call, data_dependent.crop, bb.emit(TupleGetItem(out, 0)), 0, k,
+                   primfunc_name_hint="non_max_suppression_crop")

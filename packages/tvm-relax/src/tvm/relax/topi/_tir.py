@@ -20,7 +20,6 @@ from tvm.tir import (
     Block, BlockRealize, Buffer, BufferStore, For, IfThenElse, IntImm, PrimExpr, PrimFunc, Stmt,
     Var, While, decl_buffer, stmt_seq,
 )
-from tvm.tir.stmt_functor import free_vars, substitute
 
 __all__ = ["FuncBuilder", "Scalar", "fresh_shapes", "loop_nest", "if_then", "while_loop",
            "seq", "i64"]
@@ -33,17 +32,27 @@ def i64(value: int) -> IntImm:
 def fresh_shapes(*shapes: Sequence[Any]) -> list[tuple]:
     """``shapes`` with their symbolic variables replaced by new ones (the same replacement
     in all of them): a PrimFunc binds its own shape variables instead of sharing the
-    caller's."""
+    caller's.  A compound dimension (``n * 4``) becomes a variable of its own (the same one
+    for structurally equal dimensions): a buffer binds a dimension only when it is a
+    variable, so ``n`` alone would not be defined."""
+    from tvm.ffi import structural_equal
+
     mapping: dict[Var, Var] = {}
+    compound: list[tuple[PrimExpr, Var]] = []
     out = []
     for shape in shapes:
         dims = []
         for d in shape:
-            if isinstance(d, PrimExpr) and not isinstance(d, IntImm):
-                for v in free_vars(d):
-                    if v not in mapping:
-                        mapping[v] = Var(v.name, v.dtype)
-                d = substitute(d, mapping)
+            if isinstance(d, Var):
+                if d not in mapping:
+                    mapping[d] = Var(d.name, d.dtype)
+                d = mapping[d]
+            elif isinstance(d, PrimExpr) and not isinstance(d, IntImm):
+                found = next((v for e, v in compound if structural_equal(e, d)), None)
+                if found is None:
+                    found = Var("dim", d.dtype)
+                    compound.append((d, found))
+                d = found
             dims.append(d)
         out.append(tuple(dims))
     return out

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from tvm.arith import Analyzer
-from tvm.ffi.dtype import DTypeCode, parse_dtype
+from tvm.ffi.dtype import DTypeCode, is_float_code, parse_dtype
 from tvm.tir.expr import Cast, IntImm, PrimExpr, const
 
 __all__ = [
@@ -21,7 +21,8 @@ def _code(dtype: str) -> int:
 
 
 def is_float(dtype: str) -> bool:
-    return _code(dtype) in (DTypeCode.FLOAT, DTypeCode.BFLOAT)
+    """Any float dtype, low-precision formats (``float8_e4m3fn`` ...) included."""
+    return is_float_code(_code(dtype))
 
 
 def is_signed_int(dtype: str) -> bool:

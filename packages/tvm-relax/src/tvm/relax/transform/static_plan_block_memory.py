@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from typing import Any, Optional
 
-from tvm.ffi.dtype import parse_dtype
+from tvm.ffi.dtype import storage_bytes
 from tvm.ir.base import GlobalVar
 from tvm.ir.module import IRModule
 from tvm.ir.op import Op
@@ -92,7 +92,6 @@ def _token_bytes(call: Call, bounds: dict[str, int]) -> Optional[int]:
     shape, dtype = call.args[0], call.args[1]
     if not isinstance(shape, ShapeExpr) or not isinstance(dtype, DataTypeImm):
         return None
-    _, bits, lanes = parse_dtype(dtype.value)
     dims = []
     for d in shape.values:
         value = _const_int(d)
@@ -108,7 +107,7 @@ def _token_bytes(call: Call, bounds: dict[str, int]) -> Optional[int]:
             if value is None:
                 return None
         dims.append(value)
-    return (math.prod(dims) * bits * lanes + 7) // 8
+    return math.prod(dims) * storage_bytes(dtype.value)
 
 
 def _alloc_key(call: Call) -> tuple:

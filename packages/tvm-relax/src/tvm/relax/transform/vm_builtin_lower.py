@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tvm.ffi.dtype import parse_dtype
+from tvm.ffi.dtype import storage_bytes
 from tvm.ir.module import IRModule
 from tvm.ir.op import Op
 from tvm.ir.transform import PassContext, module_pass
@@ -35,8 +35,7 @@ _KEEP_PREFIX = ("relax.memory.",)
 
 
 def _nbytes(shape: ShapeExpr, dtype: str) -> Any:
-    _, bits, lanes = parse_dtype(dtype)
-    size: Any = IntImm("int64", (bits * lanes + 7) // 8)
+    size: Any = IntImm("int64", storage_bytes(dtype))
     for d in shape.values:
         size = size * d
     from tvm.arith import Analyzer

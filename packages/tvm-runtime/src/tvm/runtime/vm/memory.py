@@ -22,7 +22,7 @@ import weakref
 from typing import Any
 
 import numpy as np
-from tvm.ffi.dtype import parse_dtype, to_numpy_dtype
+from tvm.ffi.dtype import storage_bytes, to_numpy_dtype
 
 from ..device import Device, aligned_host_buffer
 from ..tensor import ALIGNMENT, Tensor
@@ -79,8 +79,7 @@ class _DeviceBuffer:
 
 @functools.lru_cache(maxsize=None)
 def _dtype_info(dtype: str) -> tuple[np.dtype, int]:
-    _, bits, lanes = parse_dtype(dtype)
-    return to_numpy_dtype(dtype), bits * lanes
+    return to_numpy_dtype(dtype), storage_bytes(dtype)
 
 
 class Storage:
@@ -102,9 +101,9 @@ class Storage:
 
     def alloc_tensor(self, offset: int, shape: tuple[int, ...], dtype: str) -> Tensor:
         """A compact tensor of ``shape``/``dtype`` starting ``offset`` bytes into the storage."""
-        np_dtype, itembits = _dtype_info(dtype)
+        np_dtype, itembytes = _dtype_info(dtype)
         shape = tuple(shape)
-        need = (math.prod(shape) * itembits + 7) // 8
+        need = math.prod(shape) * itembytes
         if offset < 0 or offset + need > self.nbytes:
             raise ValueError(
                 f"alloc_tensor: a {dtype} tensor of shape {shape} at offset {offset} "

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tvm.ffi.structural import deep_recursion
 from tvm.ir.module import IRModule
 from tvm.tir import PrimFunc
 from tvm.tir.transform.make_packed_api import make_packed_api
@@ -48,11 +49,12 @@ def codegen_ir(mod: Any, target: Any = None, name: str = "tvm_module") -> tuple[
         LLVMTargetOptions.from_target(target)
     tm = create_target_machine(opts)
     cg = CodeGenLLVM(name, opts.triple, str(tm.target_data), opts.num_cores,
-                     protected_slots=opts.is_elf)
-    for fname, func in _functions(mod):
-        if func.attrs.get("calling_conv") != "packed":
-            func = make_packed_api(func, fname)
-        cg.add_function(promote_loop_accumulators(unswitch_invariant_guards(func)), fname)
+                     protected_slots=opts.is_elf, threading=opts.threading)
+    with deep_recursion():  # a packed function nests a let/assert per argument field
+        for fname, func in _functions(mod):
+            if func.attrs.get("calling_conv") != "packed":
+                func = make_packed_api(func, fname)
+            cg.add_function(promote_loop_accumulators(unswitch_invariant_guards(func)), fname)
     return str(cg.finish(opts.target_str)), opts
 
 

@@ -41,14 +41,18 @@ class CodeGenLLVM(ExprCodegen, StmtCodegen, IntrinsicCodegen, PackedCodegen, Out
 
     ``num_parallel_tasks`` is passed to ``__TVMBackendParallelLaunch`` (0: the runtime's
     thread count).  ``protected_slots`` gives the runtime slot globals protected visibility
-    so that references bind inside the module (ELF only).
+    so that references bind inside the module (ELF only).  ``threading`` is ``"pool"``
+    (parallel loops through the runtime slot) or ``"omp"`` (through libgomp, see
+    :mod:`.outline`).
     """
 
     _tables: dict[tuple[type, str], dict[type, Any]] = {}
 
     def __init__(self, module_name: str = "tvm_module", triple: str = "",
                  data_layout: str = "", num_parallel_tasks: int = 0,
-                 protected_slots: bool = True) -> None:
+                 protected_slots: bool = True, threading: str = "pool") -> None:
+        if threading not in ("omp", "pool"):
+            raise ValueError(f"llvm codegen: threading must be 'omp' or 'pool', got {threading!r}")
         self.module = ir.Module(name=module_name)
         if triple:
             self.module.triple = triple
@@ -56,6 +60,7 @@ class CodeGenLLVM(ExprCodegen, StmtCodegen, IntrinsicCodegen, PackedCodegen, Out
             self.module.data_layout = data_layout
         self.num_parallel_tasks = int(num_parallel_tasks)
         self.protected_slots = protected_slots
+        self.threading = threading
         self._strings: dict[str, ir.GlobalVariable] = {}
         self._meta_functions: list[dict[str, Any]] = []
         self.var_align: dict[tir.Var, int] = {}
@@ -68,6 +73,8 @@ class CodeGenLLVM(ExprCodegen, StmtCodegen, IntrinsicCodegen, PackedCodegen, Out
         self.func_name = ""
         self.noalias = False
         self.in_parallel = False
+        # inside an omp parallel body: the launch's shared record that task errors go to
+        self.task_error: ir.Value | None = None
         self._init_slots()
 
     # ------------------------------------------------------------------ dispatch
@@ -104,7 +111,7 @@ class CodeGenLLVM(ExprCodegen, StmtCodegen, IntrinsicCodegen, PackedCodegen, Out
     def new_function(self, fn: ir.Function, name: str) -> Iterator[None]:
         """Make ``fn`` the function being emitted (with a fresh entry block) for the block."""
         saved = (self.builder, self.function, self.entry_block, self.var_map, self.func_name,
-                 self.in_parallel)
+                 self.in_parallel, self.task_error)
         self.function = fn
         # "entry" holds only the stack slots (see alloca); code starts in "start".
         self.entry_block = fn.append_basic_block("entry")
@@ -112,12 +119,13 @@ class CodeGenLLVM(ExprCodegen, StmtCodegen, IntrinsicCodegen, PackedCodegen, Out
         self.builder = ir.IRBuilder(start)
         self.var_map = {}
         self.func_name = name
+        self.task_error = None
         try:
             yield
             ir.IRBuilder(self.entry_block).branch(start)
         finally:
             (self.builder, self.function, self.entry_block, self.var_map, self.func_name,
-             self.in_parallel) = saved
+             self.in_parallel, self.task_error) = saved
 
     @contextlib.contextmanager
     def bind_var(self, var: tir.Var, value: ir.Value) -> Iterator[None]:

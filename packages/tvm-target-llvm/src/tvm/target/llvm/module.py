@@ -4,7 +4,9 @@ The optimised LLVM IR is compiled in-process by MCJIT; kernels are found by symb
 and wrapped by :func:`tvm.runtime.module_from_symbols` machinery (``NativeModule``), which
 also reads ``__tvm_module_meta`` and fills the runtime slots.  ``export_library("x.so")``
 emits a position-independent object with the same target machine and links it with the
-system C compiler, so :func:`tvm.runtime.load_module` reads it back without LLVM.
+system C compiler, so :func:`tvm.runtime.load_module` reads it back without LLVM.  Under
+``-threading=omp`` (parallel loops through libgomp) libgomp is loaded into the process
+before MCJIT resolves symbols, and exported libraries link ``-lgomp``.
 
 Sources: ``get_source("ll")`` (optimised LLVM IR, the default), ``get_source("ll-raw")``
 (as generated, before optimisation) and ``get_source("asm")`` (assembly).
@@ -24,7 +26,7 @@ from typing import Any
 import llvmlite.binding as llvm
 from tvm.runtime.module import NativeModule
 
-from .llvm_target import LLVMTargetOptions, create_target_machine, optimize_module
+from .llvm_target import LLVMTargetOptions, create_target_machine, load_libgomp, optimize_module
 
 __all__ = ["LLVMModule", "find_c_compiler"]
 
@@ -61,6 +63,11 @@ class LLVMModule(NativeModule):
     def __init__(self, ir_text: str, options: LLVMTargetOptions, name: str = "tvm_module"
                  ) -> None:
         _load_libm()
+        if options.threading == "omp" and options.is_host and not load_libgomp():
+            raise RuntimeError(
+                f"llvm module {name!r} was generated for -threading=omp but libgomp cannot be "
+                "loaded into this process; build with -threading=pool"
+            )
         self.options = options
         self.name = name
         tm = create_target_machine(options, jit=True)
@@ -132,6 +139,8 @@ class LLVMModule(NativeModule):
             with open(obj_path, "wb") as f:
                 f.write(obj)
             cmd = [compiler, "-shared", "-o", os.path.abspath(path), obj_path, *options]
+            if self.options.threading == "omp":
+                cmd.append("-lgomp")  # parallel loops call GOMP_parallel (see .outline)
             if "darwin" not in self.options.triple:
                 cmd.append("-lm")
             proc = subprocess.run(cmd, capture_output=True, text=True)

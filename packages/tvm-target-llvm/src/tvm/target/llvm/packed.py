@@ -1,12 +1,16 @@
 """The packed-API side of code generation (mixed into :class:`CodeGenLLVM`).
 
 * the runtime slot globals of ``docs/abi.md`` (``__TVMAPISetLastError``,
-  ``__TVMBackendParallelLaunch``): pointer-sized globals initialised to NULL that the runtime
-  fills after loading; a kernel checks for NULL before calling through them;
+  ``__TVMBackendParallelLaunch``, ``__TVMBackendNumThreads`` when parallel loops launch
+  through libgomp): pointer-sized globals initialised to NULL that the runtime fills after
+  loading; a kernel checks for NULL before using them;
 * ``tir.tvm_struct_get`` / ``tir.tvm_struct_set`` on ``DLTensor`` arrays and ``TVMValue``
   arrays (field offsets of the 64-bit DLPack layout);
 * error reporting: format the message (``snprintf`` when it has arguments), pass it to the
-  runtime, return -1; and propagating a non-zero status from a called function.
+  runtime, return -1; and propagating a non-zero status from a called function.  Inside the
+  body of a libgomp-launched parallel loop the message goes to the launch's shared record
+  instead (the first failing task wins), and the launching thread reports it after the
+  join, so the message reaches the thread that called the kernel.
 """
 
 from __future__ import annotations
@@ -17,12 +21,20 @@ from tvm.tir.transform.make_packed_api import StructFieldKind as K
 
 from .dtypes import I8, I16, I32, I64, PTR, VOID, DType, dtype_info
 
-__all__ = ["PackedCodegen", "IndirectCallee", "SLOT_SET_LAST_ERROR", "SLOT_PARALLEL_LAUNCH", "DLTENSOR_SIZE"]
+__all__ = ["PackedCodegen", "IndirectCallee", "SLOT_SET_LAST_ERROR", "SLOT_PARALLEL_LAUNCH",
+           "SLOT_NUM_THREADS", "DLTENSOR_SIZE", "TASK_SHARED_TYPE"]
 
 SLOT_SET_LAST_ERROR = "__TVMAPISetLastError"
 SLOT_PARALLEL_LAUNCH = "__TVMBackendParallelLaunch"
+SLOT_NUM_THREADS = "__TVMBackendNumThreads"
 ERROR_HELPER = "__tvm_report_error"
+TASK_ERROR_HELPER = "__tvm_task_error"
 MESSAGE_BUFFER = 1024
+
+#: The record one libgomp launch shares between its threads: ``{void* cdata;
+#: int32_t num_task; int32_t status; int32_t next_task; char message[MESSAGE_BUFFER];}``
+TASK_SHARED_TYPE = ir.LiteralStructType([PTR, I32, I32, I32, ir.ArrayType(I8, MESSAGE_BUFFER)])
+SHARED_CDATA, SHARED_NUM_TASK, SHARED_STATUS, SHARED_NEXT, SHARED_MESSAGE = range(5)
 
 DLTENSOR_SIZE = 48
 # kind -> (byte offset in DLTensor, C type, signed)
@@ -65,7 +77,50 @@ class PackedCodegen:
     def _init_slots(self) -> None:
         self.slot_set_last_error = self._slot(SLOT_SET_LAST_ERROR)
         self.slot_parallel_launch = self._slot(SLOT_PARALLEL_LAUNCH)
+        self._slot_num_threads: ir.GlobalVariable | None = None
         self._error_helper: ir.Function | None = None
+        self._task_error_helper: ir.Function | None = None
+
+    @property
+    def slot_num_threads(self) -> ir.GlobalVariable:
+        """``const int32_t* __TVMBackendNumThreads`` (created on first use)."""
+        if self._slot_num_threads is None:
+            self._slot_num_threads = self._slot(SLOT_NUM_THREADS)
+        return self._slot_num_threads
+
+    def shared_field(self, b: ir.IRBuilder, shared: ir.Value, k: int) -> ir.Value:
+        """Address of field ``k`` of a :data:`TASK_SHARED_TYPE` record."""
+        return b.gep(shared, [ir.Constant(I32, 0), ir.Constant(I32, k)], inbounds=True,
+                     source_etype=TASK_SHARED_TYPE)
+
+    def _task_error_fn(self) -> ir.Function:
+        """``internal void __tvm_task_error(shared*, const char*)``: the first failing task
+        of a launch claims ``status`` (0 -> -1) and copies its message into the record."""
+        if self._task_error_helper is None:
+            fn = ir.Function(self.module, ir.FunctionType(VOID, [PTR, PTR]),
+                             name=TASK_ERROR_HELPER)
+            fn.linkage = "internal"
+            fn.attributes.add("noinline")
+            fn.attributes.add("cold")
+            shared, msg = fn.args
+            b = ir.IRBuilder(fn.append_basic_block("entry"))
+            claim = b.cmpxchg(self.shared_field(b, shared, SHARED_STATUS), ir.Constant(I32, 0),
+                              ir.Constant(I32, -1), "seq_cst")
+            copy = fn.append_basic_block("copy")
+            done = fn.append_basic_block("done")
+            b.cbranch(b.extract_value(claim, 1), copy, done)
+            b.position_at_end(copy)
+            strncpy = self.declare("strncpy", PTR, [PTR, PTR, I64])
+            dst = self.shared_field(b, shared, SHARED_MESSAGE)
+            b.call(strncpy, [dst, msg, ir.Constant(I64, MESSAGE_BUFFER - 1)])
+            last = b.gep(dst, [ir.Constant(I64, MESSAGE_BUFFER - 1)], inbounds=True,
+                         source_etype=I8)
+            b.store(ir.Constant(I8, 0), last)
+            b.branch(done)
+            b.position_at_end(done)
+            b.ret_void()
+            self._task_error_helper = fn
+        return self._task_error_helper
 
     def _slot(self, name: str) -> ir.GlobalVariable:
         g = ir.GlobalVariable(self.module, PTR, name)
@@ -120,7 +175,10 @@ class PackedCodegen:
             msg: ir.Value = buf
         else:
             msg = self.global_string(message)
-        b.call(self._report_error_fn(), [msg])
+        if self.task_error is not None:
+            b.call(self._task_error_fn(), [self.task_error, msg])
+        else:
+            b.call(self._report_error_fn(), [msg])
         b.ret(ir.Constant(I32, -1))
 
     def check_status(self, status: ir.Value) -> None:

@@ -23,6 +23,7 @@ LLVM_TARGET_ATTRS = {
     "mattr": (list[str], None),
     "num-cores": (int, None),
     "opt-level": (int, 3),
+    "threading": (str, None),
 }
 
 
@@ -35,7 +36,9 @@ def _kind() -> Any:
         attrs=LLVM_TARGET_ATTRS,
         default_keys=("cpu",),
         package="tvm-target-llvm",
-        doc="CPU code through LLVM (llvmlite): -mcpu, -mtriple, -mattr, -num-cores, -opt-level",
+        doc=("CPU code through LLVM (llvmlite): -mcpu, -mtriple, -mattr, -num-cores, -opt-level, "
+             "-threading=omp|pool (parallel loops through libgomp's GOMP_parallel, the default "
+             "when libgomp loads, or through the runtime's thread pool)"),
     )
 
 

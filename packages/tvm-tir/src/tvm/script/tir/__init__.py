@@ -54,7 +54,7 @@ bfloat16 = dtype_constructor("bfloat16")
 bool = dtype_constructor("bool")  # noqa: A001
 handle = dtype_constructor("handle")
 
-_DTYPE_NAME = _re.compile(r"^(u?int\d+|float\d+|bfloat16|bool|float8_\w+|float4_\w+)(x\d+)?$")
+_DTYPE_NAME = _re.compile(r"^(u?int\d+|float\d+|bfloat16|bool|float[468]_\w+)(x\d+)?$")
 
 __all__ = [
     "prim_func", "parse", "script",

@@ -15,7 +15,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any, Optional
 
-from tvm.ffi.dtype import DTypeCode, parse_dtype
+from tvm.ffi.dtype import is_float_code, parse_dtype
 from tvm.ir.op import Op
 from tvm.tir import op as _op
 from tvm.tir.buffer import Buffer as _Buffer
@@ -127,7 +127,7 @@ class DTypeConstructor:
         if isinstance(value, PrimExpr):
             return value.astype(self.dtype)
         if isinstance(value, str):
-            if parse_dtype(self.dtype)[0] not in (DTypeCode.FLOAT, DTypeCode.BFLOAT):
+            if not is_float_code(parse_dtype(self.dtype)[0]):
                 raise TypeError(f"T.{self.dtype} takes a number, got the string {value!r}")
             return const(float(value), self.dtype)
         return const(value, self.dtype)

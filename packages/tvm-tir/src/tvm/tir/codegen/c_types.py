@@ -87,8 +87,9 @@ class DType:
 
     @property
     def nbytes(self) -> int:
-        """Bytes of one value (all lanes); bool takes a byte."""
-        return max(1, self.bits // 8) * self.lanes
+        """Bytes of one value (all lanes); bool and sub-byte types take a byte per lane
+        (:func:`tvm.ffi.dtype.storage_bytes`)."""
+        return max(1, (self.bits + 7) // 8) * self.lanes
 
 
 @lru_cache(maxsize=1024)

@@ -162,8 +162,10 @@ def host_program(func: PrimFunc, kernels: dict[str, dict], name: Optional[str] =
     ``launch_params``)."""
     fname = name or func.attrs.get("global_symbol") or "main"
     w = _Writer(fname, kernels)
+    from ..transform.legalize_low_precision import original_dtype
+
     params: list[dict[str, Any]] = []
-    for p in func.params:
+    for i, p in enumerate(func.params):
         buf = func.buffer_map.get(p)
         if buf is None:
             code = parse_dtype(p.dtype)[0]
@@ -180,7 +182,7 @@ def host_program(func: PrimFunc, kernels: dict[str, dict], name: Optional[str] =
                                                 and buf.elem_offset.value == 0):
             raise CodegenError(f"{fname}: buffer {buf.name!r} has an element offset; GPU "
                                "functions take tensors that start at their data pointer")
-        params.append({"name": buf.name, "kind": "tensor", "dtype": buf.dtype,
+        params.append({"name": buf.name, "kind": "tensor", "dtype": original_dtype(func, i),
                        "shape": None, "data": w.name(buf.data), "_buffer": buf})
     buffers = [entry.pop("_buffer") for entry in params if "_buffer" in entry]
     for buf in buffers:  # a bare variable in a shape is bound by its first occurrence

@@ -17,4 +17,5 @@ from .lower_thread_allreduce import LowerThreadAllreduce, lower_thread_allreduce
 from .inject_storage_sync import InjectStorageSync, inject_storage_sync
 from .split_host_device import SplitHostDevice, split_host_device
 from .compact_buffer_allocation import CompactBufferAllocation, compact_buffer_allocation
+from .legalize_low_precision import LegalizeLowPrecision, legalize_low_precision
 from .specialize import specialize

@@ -131,7 +131,6 @@ def gpu_limits(target: Any = None) -> GPULimits:
 
 
 def dtype_bytes(dtype: str) -> int:
-    from tvm.ffi.dtype import parse_dtype
+    from tvm.ffi.dtype import storage_bytes
 
-    _, bits, lanes = parse_dtype(dtype)
-    return max(1, (bits * lanes + 7) // 8)
+    return storage_bytes(dtype)

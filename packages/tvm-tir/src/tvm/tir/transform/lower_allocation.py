@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from tvm.ffi.dtype import parse_dtype
+from tvm.ffi.dtype import storage_bytes
 from tvm.ir.transform import FunctionPass, PassContext, register_config_option
 
 from ..expr import IntImm
@@ -44,8 +44,7 @@ register_config_option(
 
 
 def _element_bytes(dtype: str) -> int:
-    _, bits, lanes = parse_dtype(dtype)
-    return max(1, (bits * max(lanes, 1) + 7) // 8)
+    return storage_bytes(dtype)
 
 
 def _constant_size(op: Allocate) -> Optional[int]:

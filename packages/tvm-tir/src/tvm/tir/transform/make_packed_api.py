@@ -62,7 +62,7 @@ from enum import IntEnum
 from typing import Any, Optional
 
 from tvm.ffi.dlpack import ArgTypeCode, DLDeviceType
-from tvm.ffi.dtype import DTypeCode, parse_dtype
+from tvm.ffi.dtype import DTypeCode, parse_dtype, storage_bytes
 from tvm.ir.op import Op
 
 from ..buffer import Buffer, decl_buffer
@@ -267,9 +267,11 @@ def _show(expr: PrimExpr) -> str:
 
 
 def _bind_buffer(pro: _Prologue, binder: _Binder, arg: str, handle: Var, buf: Buffer,
-                 device_type: int) -> None:
+                 device_type: int, dtype: str) -> None:
+    """Check and bind one tensor argument; ``dtype`` is the one the caller must pass (the
+    buffer's, or its original low-precision dtype when LegalizeLowPrecision changed it)."""
     ndim = len(buf.shape)
-    code, bits, lanes = parse_dtype(buf.dtype)
+    code, bits, lanes = parse_dtype(dtype)
     # ndim first: the shape/strides arrays are read only after it is known to match.
     v_ndim = pro.let(Var(f"{arg}.ndim", "int32"),
                      struct_get("int32", handle, 0, StructFieldKind.ARR_NDIM))
@@ -285,7 +287,7 @@ def _bind_buffer(pro: _Prologue, binder: _Binder, arg: str, handle: Var, buf: Bu
         ok_code = Or(ok_code, dcode == int(DTypeCode.UINT))
     pro.check(And(And(ok_code, dbits == bits), dlanes == lanes),
               f"argument {arg} has dtype (code=%lld, bits=%lld, lanes=%lld), expected "
-              f"{buf.dtype} (code={int(code)}, bits={bits}, lanes={lanes})", dcode, dbits, dlanes)
+              f"{dtype} (code={int(code)}, bits={bits}, lanes={lanes})", dcode, dbits, dlanes)
     dev = pro.let(Var(f"{arg}.device_type", "int32"),
                   struct_get("int32", handle, 0, StructFieldKind.ARR_DEVICE_TYPE))
     dev_name = _DEVICE_NAMES.get(device_type, str(device_type))
@@ -340,7 +342,7 @@ def _bind_buffer(pro: _Prologue, binder: _Binder, arg: str, handle: Var, buf: Bu
     null_ok = _isnull(raw)
     pro.check(Not(null_ok) if static_nonzero else Or(Not(null_ok), size == 0),
               f"argument {arg} has a NULL data pointer (byte_offset %lld)", offset)
-    elem_bytes = max(1, bits * lanes // 8)
+    elem_bytes = storage_bytes(dtype)
     eo = buf.elem_offset
     if isinstance(eo, Var):
         pro.check(offset % elem_bytes == 0,
@@ -381,8 +383,10 @@ def make_packed_api(func: PrimFunc, name: Optional[str] = None,
     pro.check(num_args == n, f"expected {n} arguments, got %lld", num_args)
     tc_buf = pro.decl(decl_buffer((n,), "int32", "arg_type_ids", data=tcodes))
 
+    from .legalize_low_precision import original_dtype
+
     meta: list[dict[str, Any]] = []
-    handles: list[tuple[str, Var, Buffer]] = []
+    handles: list[tuple[str, Var, Buffer, str]] = []
     for i, param in enumerate(func.params):
         buf = func.buffer_map.get(param)
         pname = buf.name if buf is not None else param.name
@@ -393,8 +397,9 @@ def make_packed_api(func: PrimFunc, name: Optional[str] = None,
                              struct_get("handle", args, i, StructFieldKind.TVM_VALUE_CONTENT))
             if param is not buf.data:
                 pro.let(param, handle)
-            handles.append((pname, handle, buf))
-            meta.append({"name": pname, "kind": "tensor", "dtype": buf.dtype,
+            dtype = original_dtype(func, i)
+            handles.append((pname, handle, buf, dtype))
+            meta.append({"name": pname, "kind": "tensor", "dtype": dtype,
                          "shape": [s.value if isinstance(s, IntImm) else _show(s)
                                    for s in buf.shape]})
         else:
@@ -406,8 +411,8 @@ def make_packed_api(func: PrimFunc, name: Optional[str] = None,
     for param in func.params:
         if param not in func.buffer_map:
             binder.origin[param] = f"argument {param.name}"
-    for pname, handle, buf in handles:
-        _bind_buffer(pro, binder, pname, handle, buf, device_type)
+    for pname, handle, buf, dtype in handles:
+        _bind_buffer(pro, binder, pname, handle, buf, device_type, dtype)
     binder.finish(fname)
 
     body = AttrStmt(const(0, "int32"), COMPUTE_SCOPE, StringImm(f"{fname}_compute_"), func.body)

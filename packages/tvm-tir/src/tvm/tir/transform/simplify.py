@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from typing import Any, Optional
 
 import numpy as np
-from tvm.ffi.dtype import DTypeCode, parse_dtype
+from tvm.ffi.dtype import DTypeCode, is_float_code, parse_dtype
 from tvm.ir.transform import FunctionPass, PassContext, register_config_option
 
 from ..expr import (
@@ -68,7 +68,7 @@ def _is_int(dtype: str) -> bool:
 
 
 def _is_float(dtype: str) -> bool:
-    return parse_dtype(dtype)[0] in (DTypeCode.FLOAT, DTypeCode.BFLOAT)
+    return is_float_code(parse_dtype(dtype)[0])
 
 
 _NP_FLOATS = {16: np.float16, 32: np.float32, 64: np.float64}

@@ -40,13 +40,16 @@ class OpNotImplemented(OnnxImportError, NotImplementedError):
     """An ONNX op type, attribute value, dtype or opset the importer does not support."""
 
 
-# ONNX TensorProto.DataType -> dtype string (None: not supported by the compiler)
+# ONNX TensorProto.DataType -> dtype string (None: not supported by the compiler).  The
+# low-precision types (17..28) are stored one element per byte, as ml_dtypes arrays.
 _ONNX_DTYPES: dict[int, Optional[str]] = {
     1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64",
     8: None,  # string
     9: "bool", 10: "float16", 11: "float64", 12: "uint32", 13: "uint64",
     14: None, 15: None,  # complex64, complex128
-    16: "bfloat16",
+    16: "bfloat16", 17: "float8_e4m3fn", 18: "float8_e4m3fnuz", 19: "float8_e5m2",
+    20: "float8_e5m2fnuz", 21: "uint4", 22: "int4", 23: "float4_e2m1fn", 24: "float8_e8m0fnu",
+    25: "uint2", 26: "int2", 27: "float6_e2m3fn", 28: "float6_e3m2fn",
 }
 _ONNX_DTYPE_NAMES = {
     8: "string", 14: "complex64", 15: "complex128", 17: "float8e4m3fn", 18: "float8e4m3fnuz",
@@ -65,12 +68,10 @@ def onnx_dtype_to_str(elem_type: int, where: str = "") -> str:
 
 
 def np_dtype_of(dtype: str) -> Any:
-    """The numpy dtype for a dtype string (bfloat16 through ml_dtypes)."""
-    if dtype == "bfloat16":
-        import ml_dtypes
+    """The numpy dtype for a dtype string (bfloat16, float8_*, int4 ... through ml_dtypes)."""
+    from tvm.ffi.dtype import to_numpy_dtype
 
-        return ml_dtypes.bfloat16
-    return np.dtype(dtype)
+    return to_numpy_dtype(dtype)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -17,7 +17,7 @@ from tvm.ir.module import IRModule
 from tvm.tir.expr import IntImm, PrimExpr
 
 from ...block_builder import BlockBuilder
-from ...expr import Constant, Expr, ShapeExpr, TupleGetItem, Var
+from ...expr import Constant, Expr, ShapeExpr, Tuple, TupleGetItem, Var
 from ...struct_info import ShapeStructInfo, TensorStructInfo, TupleStructInfo
 from .common import (
     CONVERTERS,
@@ -29,12 +29,14 @@ from .common import (
     onnx_dtype_to_str,
     simplify_object_array,
 )
+from .ops_sequence import STRUCTURED_OPS, EmptyOptional, SeqValue, describe, is_structured
 
 __all__ = ["from_onnx", "GraphImporter", "supported_ops"]
 
 MIN_OPSET = 1
 _FOLD_LIMIT = 1 << 22  # elements; larger results stay in the program
 _REFERENCE_FOLD_LIMIT = 1 << 16  # input elements evaluated at import time by onnx.reference
+_NOT_GIVEN: Any = object()  # no shape_dict entry
 _NO_REFERENCE_FOLD = {"If", "Loop", "Scan", "SequenceMap", "Bernoulli", "Multinomial",
                       "Dropout", "Constant"}
 
@@ -57,8 +59,8 @@ def _require_onnx() -> Any:
 
 def _load_converters() -> None:
     from . import (  # noqa: F401
-        ops_attention, ops_control, ops_loss, ops_math, ops_misc, ops_nn, ops_quant, ops_reduce,
-        ops_rnn, ops_tensor,
+        ops_attention, ops_control, ops_dynamic, ops_loss, ops_math, ops_misc, ops_nn, ops_quant,
+        ops_reduce, ops_rnn, ops_sequence, ops_tensor,
     )
 
 
@@ -97,6 +99,7 @@ class GraphImporter:
         self.sym_vars: dict[str, tir.Var] = {}
         self.sym_owner: dict[int, Expr] = {}  # id(tir var) -> a tensor whose shape binds it
         self.params: list[Var] = []
+        self._seq_inputs: list[tuple[str, Var, Optional[str]]] = []  # bound once in the function
         self.param_values: list[np.ndarray] = []
         self._schemas: dict[tuple[str, str, int], int] = {}
 
@@ -120,11 +123,16 @@ class GraphImporter:
             attrs["num_input"] = len(inputs)
         with self.bb.function("main", all_params, attrs=attrs):
             with self.bb.dataflow():
+                self._bind_sequence_inputs()
                 self.convert_nodes(graph.node)
                 outputs = []
                 for out in graph.output:
                     if out.name not in self.values:
                         raise OnnxImportError(f"graph output {out.name!r} is not produced by any node")
+                    if isinstance(self.values[out.name], EmptyOptional):
+                        raise OpNotImplemented(
+                            f"graph output {out.name!r} is an empty optional, which has no "
+                            "runtime value")
                     value = self.to_expr(self.values[out.name])
                     outputs.append(self.bb.emit_output(value, _sanitize(out.name, "out")))
             self.bb.emit_func_output(outputs[0] if len(outputs) == 1 else outputs)
@@ -158,43 +166,117 @@ class GraphImporter:
         for info in graph.input:
             if info.name in init_names:
                 continue
-            var = Var(_sanitize(info.name, "input"), self._input_sinfo(info))
-            for dim in var.struct_info.shape_values or ():
-                if isinstance(dim, tir.Var):
-                    self.sym_owner.setdefault(id(dim), var)
-            self.values[info.name] = var
-            inputs.append(var)
+            var = self._graph_input(info)
+            if var is not None:
+                inputs.append(var)
         return inputs, init_params
+
+    def _graph_input(self, info: Any) -> Optional[Var]:
+        """The parameter for graph input ``info`` (None for a declared-empty optional);
+        records its value.  Sequence inputs are tuples whose elements are bound later."""
+        name, ttype = info.name, info.type
+        kind = ttype.WhichOneof("value")
+        given = self.shape_dict.get(name, _NOT_GIVEN)
+        if kind == "optional_type":
+            ttype = ttype.optional_type.elem_type
+            kind = ttype.WhichOneof("value")
+            if given is None:  # declared empty: no parameter, resolved at import time
+                self.values[name] = EmptyOptional(f"graph input {name!r}")
+                return None
+        elif given is None:
+            raise OnnxImportError(
+                f"graph input {name!r}: shape_dict gives None, which declares an empty "
+                f"optional, but the input is a {kind.replace('_type', '')}, not an optional")
+        if kind == "sequence_type":
+            sinfo, dtype = self._sequence_sinfo(name, ttype.sequence_type.elem_type, given)
+            var = Var(_sanitize(name, "input"), sinfo)
+            self._seq_inputs.append((name, var, dtype))
+            return var
+        if kind != "tensor_type":
+            raise OpNotImplemented(
+                f"graph input {name!r}: only tensor, sequence-of-tensor and optional inputs "
+                f"are supported, got {kind}")
+        var = Var(_sanitize(name, "input"), self._input_sinfo(name, ttype, given))
+        self._own_dims(var.struct_info, var)
+        self.values[name] = var
+        return var
+
+    def _own_dims(self, sinfo: Any, owner: Expr) -> None:
+        for dim in sinfo.shape_values or ():
+            if isinstance(dim, tir.Var):
+                self.sym_owner.setdefault(id(dim), owner)
+
+    def _input_dtype(self, name: str, elem_type: int) -> str:
+        if isinstance(self.dtype_dict, str):
+            return self.dtype_dict
+        if self.dtype_dict and name in self.dtype_dict:
+            return self.dtype_dict[name]
+        return onnx_dtype_to_str(elem_type, f"graph input {name!r}: ")
+
+    def _sequence_sinfo(self, name: str, elem: Any, given: Any) -> tuple[TupleStructInfo, str]:
+        """A sequence input's tuple StructInfo: its length and element shapes come from
+        ``shape_dict[name]`` (a list of element shapes, or an int: that many elements of
+        the model's element type)."""
+        if elem.WhichOneof("value") != "tensor_type":
+            raise OpNotImplemented(
+                f"graph input {name!r}: sequences of {elem.WhichOneof('value')} are not "
+                "supported (only sequences of tensors)")
+        how = (f"give its length in shape_dict, as a list of element shapes "
+               f"(shape_dict[{name!r}] = [[2, 3], [4, 3]]) or a number of elements "
+               f"(shape_dict[{name!r}] = 2)")
+        if given is _NOT_GIVEN:
+            raise OpNotImplemented(
+                f"graph input {name!r} is a sequence, whose length must be known at import "
+                f"time: {how}")
+        dtype = self._input_dtype(name, elem.tensor_type.elem_type)
+        if isinstance(given, (int, np.integer)) and not isinstance(given, bool):
+            shapes: list[Any] = [_NOT_GIVEN] * int(given)
+        elif isinstance(given, (list, tuple)):
+            shapes = list(given)
+        else:
+            raise OnnxImportError(
+                f"graph input {name!r}: shape_dict entry {given!r} is not valid for a "
+                f"sequence; {how}")
+        fields = [self._input_sinfo(f"{name}_{k}", elem,
+                                    _NOT_GIVEN if shape is None else shape, dtype)
+                  for k, shape in enumerate(shapes)]
+        return TupleStructInfo(fields), dtype
+
+    def _bind_sequence_inputs(self) -> None:
+        for name, var, dtype in self._seq_inputs:
+            elems = []
+            for k, field in enumerate(var.struct_info.fields):
+                elem = self.bb.emit(TupleGetItem(var, k), _sanitize(f"{name}_{k}"))
+                self._own_dims(field, elem)
+                elems.append(elem)
+            self.values[name] = SeqValue(tuple(elems), dtype, var)
 
     def _sym(self, name: str) -> tir.Var:
         if name not in self.sym_vars:
             self.sym_vars[name] = tir.Var(_sanitize(name, "n"), "int64")
         return self.sym_vars[name]
 
-    def _input_sinfo(self, info: Any) -> TensorStructInfo:
-        ttype = info.type
-        if ttype.WhichOneof("value") != "tensor_type":
-            raise OpNotImplemented(
-                f"graph input {info.name!r}: only tensor inputs are supported, got "
-                f"{ttype.WhichOneof('value')}"
-            )
-        if isinstance(self.dtype_dict, str):
-            dtype = self.dtype_dict
-        elif self.dtype_dict and info.name in self.dtype_dict:
-            dtype = self.dtype_dict[info.name]
-        else:
-            dtype = onnx_dtype_to_str(ttype.tensor_type.elem_type, f"graph input {info.name!r}: ")
-        if info.name in self.shape_dict:
+    def _input_sinfo(self, name: str, ttype: Any, given: Any, dtype: Optional[str] = None
+                     ) -> TensorStructInfo:
+        """A tensor input's StructInfo: dtype ``dtype`` (default: from ``dtype_dict`` or the
+        model), shape ``given`` (a shape_dict entry; ``_NOT_GIVEN``: the model's)."""
+        if dtype is None:
+            dtype = self._input_dtype(name, ttype.tensor_type.elem_type)
+        if given is not _NOT_GIVEN:
+            if not isinstance(given, (list, tuple)):
+                raise OnnxImportError(
+                    f"graph input {name!r}: shape_dict entry {given!r} is not a shape "
+                    "(a list of ints, str or None)")
             shape = [
                 self._sym(d) if isinstance(d, str)
-                else self._sym(f"{info.name}_dim{i}") if d is None or (isinstance(d, int) and d < 0)
-                else d
-                for i, d in enumerate(self.shape_dict[info.name])
+                else self._sym(f"{name}_dim{i}") if d is None or (isinstance(d, int) and d < 0)
+                else int(d)
+                for i, d in enumerate(given)
             ]
             return TensorStructInfo(shape, dtype)
         if not ttype.tensor_type.HasField("shape"):
             raise OpNotImplemented(
-                f"graph input {info.name!r} has unknown rank; give its shape in shape_dict"
+                f"graph input {name!r} has unknown rank; give its shape in shape_dict"
             )
         shape: list[Any] = []
         for i, dim in enumerate(ttype.tensor_type.shape.dim):
@@ -203,7 +285,7 @@ class GraphImporter:
             elif dim.HasField("dim_param") and dim.dim_param:
                 shape.append(self._sym(dim.dim_param))
             else:
-                shape.append(self._sym(f"{info.name}_dim{i}"))
+                shape.append(self._sym(f"{name}_dim{i}"))
         return TensorStructInfo(shape, dtype)
 
     # -- nodes -----------------------------------------------------------------------------
@@ -268,6 +350,15 @@ class GraphImporter:
                 raise OnnxImportError(f"{where}: input {name!r} is not defined before the node")
             else:
                 inputs.append(self.values[name])
+        if any(is_structured(v) for v in inputs):
+            if domain == "" and node.op_type == "Identity":  # a sequence / optional passes
+                self.values[node.output[0]] = inputs[0]
+                return
+            if domain != "" or node.op_type not in STRUCTURED_OPS:
+                i = next(i for i, v in enumerate(inputs) if is_structured(v))
+                raise OpNotImplemented(
+                    f"{where}: input {i} ({node.input[i]!r}) is {describe(inputs[i])}, but "
+                    f"{node.op_type} takes tensors")
         ctx = NodeContext(self, node, inputs, opset)
         result = None
         try:
@@ -317,6 +408,7 @@ class GraphImporter:
         """All inputs constant and small: evaluate the node with onnx's reference evaluator."""
         node = ctx.node
         if (not ctx.raw_inputs or node.op_type in _NO_REFERENCE_FOLD
+                or node.op_type in STRUCTURED_OPS
                 or node.op_type.startswith("Random") or node.domain not in ("", "ai.onnx")):
             return None
         feeds = {}
@@ -347,7 +439,10 @@ class GraphImporter:
         results: list[Any] = []
         it = iter(outs)
         for n in node.output:
-            results.append(np.asarray(next(it)) if n else None)
+            out = next(it) if n else None
+            if n and not isinstance(out, (np.ndarray, np.generic)):
+                return None  # a sequence or an optional: the converter decides
+            results.append(np.asarray(out) if n else None)
         if any(r is not None and (r.dtype == object or r.size > _FOLD_LIMIT) for r in results):
             return None
         return results
@@ -384,14 +479,25 @@ class GraphImporter:
             return Constant(value if value.flags.c_contiguous else value.copy())
         if isinstance(value, (np.generic, int, float, bool)):
             return Constant(np.asarray(value))
-        if isinstance(value, (Var, Constant)):
+        if isinstance(value, (Var, Constant, EmptyOptional)):
             return value
+        if isinstance(value, SeqValue):
+            if value.expr is not None:
+                return value
+            return SeqValue(tuple(self._store(e, f"{name}_{k}") for k, e in enumerate(value.elems)),
+                            value.dtype)
         if isinstance(value, Expr):
             return self.bb.emit(value, _sanitize(name))
         raise OnnxImportError(f"converter for {name!r} produced {type(value).__name__}")
 
     # -- values ----------------------------------------------------------------------------
     def to_expr(self, value: Any) -> Expr:
+        if isinstance(value, SeqValue):  # a Relax tuple
+            if value.expr is not None:
+                return value.expr
+            return Tuple([self.to_expr(e) for e in value.elems])
+        if isinstance(value, EmptyOptional):
+            raise OpNotImplemented(f"{value.kind} is an empty optional, which has no runtime value")
         if isinstance(value, SymValue):
             if value.is_static:
                 return Constant(value.to_numpy())
@@ -516,6 +622,10 @@ class GraphImporter:
                 out[a.name] = [numpy_helper.to_array(v) for v in a.tensors]
             elif t == AttributeProto.GRAPHS:
                 out[a.name] = list(a.graphs)
+            elif t == AttributeProto.TYPE_PROTO:
+                out[a.name] = a.tp
+            elif t == AttributeProto.TYPE_PROTOS:
+                out[a.name] = list(a.type_protos)
             else:
                 out[a.name] = a
         return out
@@ -532,7 +642,12 @@ def from_onnx(
 
     ``model``: an ``onnx.ModelProto`` or a path to a ``.onnx`` file.  ``shape_dict`` maps
     input names to shapes (ints; a str or None is a symbolic dimension) overriding the model's;
-    ``dtype_dict`` maps input names to dtypes (or one dtype for all).  Unknown dimensions
+    for a sequence input (a Relax tuple parameter, whose length must be known at import time)
+    it gives the length: a list of element shapes (``[[2, 3], [4, 3]]``; an element None takes
+    the model's element shape) or an int (that many elements of the model's element shape);
+    for an optional input None declares it empty (it is then not a parameter), otherwise the
+    optional is present and the entry is that of its value.  ``dtype_dict`` maps input names
+    to dtypes (or one dtype for all; for a sequence, its elements').  Unknown dimensions
     become int64 symbolic variables named after their ``dim_param``.  Initializers become
     Constants, or, with ``keep_params_in_input``, parameters after the inputs (the function
     gets attrs ``num_input`` and ``params``, the initializer arrays in order; see

@@ -4,6 +4,11 @@
 are computed and their outputs selected with ``where`` (the branches are pure).  ``Loop``
 needs a constant trip count and a condition that folds at import time; ``Scan`` a static
 scan length.  Subgraphs see the outer scope's values.
+
+Sequences and optionals (see ``ops_sequence``) flow through: a Loop may carry a sequence (its
+length known at each unrolled iteration) or an optional; an ``If`` with a runtime condition
+selects sequences of the same length element by element, while branches that differ in
+sequence length or in the presence of an optional need a constant condition.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from .common import R, converter
+from .ops_sequence import EmptyOptional, SeqValue, describe, is_structured
 
 MAX_UNROLL = 4096
 
@@ -27,16 +33,30 @@ def _if(ctx: Any) -> Any:
         return imp.convert_subgraph(branch, [])
     then_out = imp.convert_subgraph(then_g, [])
     else_out = imp.convert_subgraph(else_g, [])
-    c = R.reshape(ctx.input(0), [])
-    outs = []
-    for i, (a, b) in enumerate(zip(then_out, else_out)):
-        sa, sb = imp.shape_of(a), imp.shape_of(b)
-        if sa is None or sb is None or len(sa) != len(sb) or any(
-                not (x is y or (isinstance(x, int) and x == y)) for x, y in zip(sa, sb)):
-            raise ctx.unsupported(f"output {i}: branches of different shapes {sa} and {sb} "
-                                  "with a runtime condition")
-        outs.append(R.where(c, imp.to_expr(a), imp.to_expr(b)))
-    return outs
+    c = ctx.emit(R.reshape(ctx.input(0), []))
+    return [_select(ctx, c, a, b, str(i)) for i, (a, b) in enumerate(zip(then_out, else_out))]
+
+
+def _select(ctx: Any, c: Any, a: Any, b: Any, what: str) -> Any:
+    """``a if c else b`` for branch outputs: tensors, sequences, empty optionals."""
+    imp = ctx.importer
+    if isinstance(a, EmptyOptional) and isinstance(b, EmptyOptional):
+        return a
+    if is_structured(a) or is_structured(b):
+        if not (isinstance(a, SeqValue) and isinstance(b, SeqValue) and len(a) == len(b)):
+            raise ctx.unsupported(
+                f"output {what}: the branches give {describe(a)} and {describe(b)}; with a "
+                "runtime condition they must have the same structure (the condition must be "
+                "a constant)")
+        return SeqValue(tuple(ctx.emit(_select(ctx, c, x, y, f"{what}[{k}]"))
+                              for k, (x, y) in enumerate(zip(a.elems, b.elems))),
+                        a.dtype or b.dtype)
+    sa, sb = imp.shape_of(a), imp.shape_of(b)
+    if sa is None or sb is None or len(sa) != len(sb) or any(
+            not (x is y or (isinstance(x, int) and x == y)) for x, y in zip(sa, sb)):
+        raise ctx.unsupported(f"output {what}: branches of different shapes {sa} and {sb} "
+                              "with a runtime condition")
+    return R.where(c, imp.to_expr(a), imp.to_expr(b))
 
 
 def _stack(ctx: Any, values: list[Any], axis: int) -> Any:
@@ -56,7 +76,8 @@ def _loop(ctx: Any) -> Any:
     cond = ctx.const(1) if ctx.has(1) else np.array(True)
     if cond is None:
         raise ctx.unsupported("a runtime loop condition")
-    carried = [ctx.raw_inputs[i] for i in range(2, ctx.num_inputs)]
+    carried = [EmptyOptional("an omitted loop-carried input") if v is None else v
+               for v in ctx.raw_inputs[2:]]
     n_carried = len(carried)
     scans: list[list[Any]] = []
     i = 0
@@ -72,6 +93,9 @@ def _loop(ctx: Any) -> Any:
         if not scans:
             scans = [[] for _ in outs[1 + n_carried:]]
         for k, v in enumerate(outs[1 + n_carried:]):
+            if is_structured(v):
+                raise ctx.unsupported(f"scan output {k} is {describe(v)} (scan outputs must be "
+                                      "tensors)")
             scans[k].append(v)
         i += 1
         if trip is None and i >= MAX_UNROLL:

@@ -9,6 +9,7 @@ import numpy as np
 
 from tvm import tir
 
+from . import low_precision as lowp
 from .common import OpNotImplemented, R, converter, np_dtype_of, onnx_dtype_to_str
 
 _FLOATS = ("float16", "bfloat16", "float32", "float64")
@@ -256,13 +257,18 @@ def _where(ctx: Any) -> Any:
 # -- casts -----------------------------------------------------------------------------------
 def _cast_fold(ctx: Any, x: Any, *_rest: Any) -> Any:
     dtype = _cast_target(ctx)
+    mode = lowp.round_mode(ctx)
     if x.dtype == object:
         if dtype.startswith("int") or dtype.startswith("uint"):
             return x
         return None
     if dtype == "bool":
         return x.astype(np.bool_)
-    if x.dtype.kind == "f" and dtype.startswith(("int", "uint")):
+    if dtype == lowp.E8M0:
+        return lowp.cast_e8m0_np(x, bool(ctx.attr("saturate", 1)), mode)
+    if dtype in lowp.SATURATING and ctx.attr("saturate", 1):
+        x = lowp.saturate_np(x, dtype)
+    if x.dtype.kind == "f" and x.dtype.itemsize > 1 and dtype.startswith(("int", "uint")):
         x = np.trunc(x)
     return x.astype(np_dtype_of(dtype))
 
@@ -275,11 +281,18 @@ def _cast_target(ctx: Any) -> str:
 
 @converter("Cast", "CastLike", fold=_cast_fold, symbolic_fold=True)
 def _cast(ctx: Any) -> Any:
+    """Cast/CastLike; ``saturate`` clamps float8 targets to their finite range first,
+    ``round_mode`` picks the rounding to ``float8_e8m0fnu`` (see ``low_precision``)."""
     dtype = _cast_target(ctx)
+    mode = lowp.round_mode(ctx)
     src = ctx.dtype(0)
     if src == dtype:
         return ctx.input(0)
     x = ctx.input(0)
+    if dtype == lowp.E8M0:
+        return lowp.cast_e8m0(ctx, x, src, bool(ctx.attr("saturate", 1)), mode)
+    if dtype in lowp.SATURATING and ctx.attr("saturate", 1):
+        x = lowp.saturate(ctx, x, src, dtype)
     if dtype == "bool" and src != "bool":
         return R.not_equal(x, scalar(ctx, 0, src))
     if src == "float64" and dtype in ("float16", "bfloat16"):

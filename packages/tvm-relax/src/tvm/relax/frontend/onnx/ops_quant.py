@@ -1,16 +1,25 @@
 """ONNX quantisation operators, decomposed into float arithmetic: QuantizeLinear,
 DequantizeLinear, DynamicQuantizeLinear, MatMulInteger, QLinearMatMul, ConvInteger,
-QLinearConv."""
+QLinearConv.
+
+Quantized types: 8/16-bit integers, int4/uint4/int2/uint2 (rounded half to even and clamped
+to their range), the float8 formats (``x / scale``, clamped to the finite range when
+``saturate``; their zero point is 0) and float4_e2m1fn / float6 (``x / scale + zero_point``,
+converted as by Cast)."""
 
 from __future__ import annotations
 
 from typing import Any, Optional
 
+from . import low_precision as lowp
 from .common import R, converter, onnx_dtype_to_str
 from .ops_math import scalar
 
 _RANGES = {"uint8": (0, 255), "int8": (-128, 127), "uint16": (0, 65535),
-           "int16": (-32768, 32767), "int32": (-(2**31), 2**31 - 1)}
+           "int16": (-32768, 32767), "int32": (-(2**31), 2**31 - 1),
+           "int4": (-8, 7), "uint4": (0, 15), "int2": (-2, 1), "uint2": (0, 3)}
+# float formats quantized as x / scale + zero_point, converted like Cast (no saturate attribute)
+_FLOAT_QUANT = ("float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn")
 
 
 def _per_axis(ctx: Any, value: Any, value_i: int, x_ndim: int, axis: int) -> Any:
@@ -24,12 +33,23 @@ def _per_axis(ctx: Any, value: Any, value_i: int, x_ndim: int, axis: int) -> Any
 
 def dequantize(ctx: Any, x: Any, x_dt: str, scale: Any, zp: Optional[Any], fdt: str) -> Any:
     xf = R.astype(x, fdt)
-    if zp is not None:
-        xf = xf - R.astype(zp, fdt)
+    if zp is not None and x_dt not in lowp.SATURATING and x_dt not in _FLOAT_QUANT:
+        xf = xf - R.astype(zp, fdt)  # float8 zero points are 0; float4's is ignored
     return xf * scale
 
 
-def quantize(ctx: Any, x: Any, scale: Any, zp: Optional[Any], out_dt: str, fdt: str) -> Any:
+def quantize(ctx: Any, x: Any, scale: Any, zp: Optional[Any], out_dt: str, fdt: str,
+             saturate: bool = True) -> Any:
+    if out_dt in lowp.SATURATING:
+        y = x / scale  # the zero point of a float8 type is 0
+        if saturate:
+            y = lowp.saturate(ctx, y, fdt, out_dt)
+        return R.astype(y, out_dt)
+    if out_dt in _FLOAT_QUANT:
+        y = x / scale
+        if zp is not None:
+            y = y + R.astype(zp, fdt)
+        return R.astype(y, out_dt)
     if out_dt not in _RANGES:
         raise ctx.unsupported(f"output dtype {out_dt}")
     lo, hi = _RANGES[out_dt]
@@ -79,8 +99,7 @@ def _quantize_linear(ctx: Any) -> Any:
         out_dt = onnx_dtype_to_str(ctx.attr("output_dtype"), f"{ctx.where()}: output_dtype: ")
     else:
         out_dt = "uint8"
-    if ctx.attr("saturate", 1) != 1:
-        raise ctx.unsupported("saturate=0")
+    saturate = bool(ctx.attr("saturate", 1))
     x = ctx.input(0)
     if ctx.attr("block_size", 0):
         scale = _blocked(ctx, ctx.input(1), 1, ndim, axis)
@@ -90,7 +109,7 @@ def _quantize_linear(ctx: Any) -> Any:
         zp = _per_axis(ctx, ctx.input(2), 2, ndim, axis) if ctx.has(2) else None
     if ctx.dtype(1) != fdt:
         scale = R.astype(scale, fdt)
-    return quantize(ctx, x, scale, zp, out_dt, fdt)
+    return quantize(ctx, x, scale, zp, out_dt, fdt, saturate)
 
 
 @converter("DynamicQuantizeLinear")

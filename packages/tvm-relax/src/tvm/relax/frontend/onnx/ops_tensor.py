@@ -1,6 +1,7 @@
 """ONNX shape and data-movement operators: Shape, Reshape, Transpose, Concat, Split,
 (Un)Squeeze, Flatten, Expand, Tile, Slice, Gather*, Scatter*, Constant*, Range, Pad, OneHot,
-Trilu, EyeLike, DepthToSpace/SpaceToDepth, Dropout, TopK, Compress, ReverseSequence.
+Trilu, EyeLike, DepthToSpace/SpaceToDepth, Dropout, TopK, ReverseSequence (Compress is in
+:mod:`.ops_dynamic`).
 
 Shape subgraphs fold at import time: ``Shape`` gives a :class:`SymValue` (entries are ints
 or symbolic dims) and the ``fold`` functions here compute on it with numpy.
@@ -591,7 +592,7 @@ def _space_to_depth(ctx: Any) -> Any:
     return R.reshape(x, [n, c * b * b, h // b, w // b])
 
 
-# -- Dropout / TopK / Compress / ReverseSequence --------------------------------------------
+# -- Dropout / TopK / ReverseSequence --------------------------------------------
 @converter("Dropout")
 def _dropout(ctx: Any) -> Any:
     if ctx.has(2):
@@ -617,22 +618,6 @@ def _topk(ctx: Any) -> Any:
     largest = bool(ctx.attr("largest", 1))
     # sorted=0 allows any order: the sorted result is valid
     return R.topk(ctx.input(0), k, axis, "both", largest, "int64")
-
-
-@converter("Compress")
-def _compress(ctx: Any) -> Any:
-    cond = ctx.const(1)
-    if cond is None:
-        raise ctx.unsupported("a non-constant condition (data-dependent output shape)")
-    idx = np.nonzero(np.asarray(cond).reshape(-1))[0].astype("int64")
-    axis = ctx.attr("axis", None)
-    x = ctx.input(0)
-    if axis is None:
-        x = R.reshape(x, [-1])
-        axis = 0
-    else:
-        axis = _norm(axis, ctx.ndim(0), ctx)
-    return R.take(x, ctx.const_expr(idx, "int64"), axis=axis)
 
 
 @converter("ReverseSequence")

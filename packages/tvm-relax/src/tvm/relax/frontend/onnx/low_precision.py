@@ -1,0 +1,117 @@
+"""ONNX conversions to the low-precision types: saturation and ``float8_e8m0fnu`` rounding.
+
+Shared by Cast/CastLike (``ops_math``) and QuantizeLinear (``ops_quant``).  Each conversion
+exists twice, as Relax (compiled) and as numpy (import-time constant folding), and both give
+the same bits: a plain ``astype`` to a low-precision dtype is the bit-exact ``ml_dtypes``
+conversion on both sides (see ``tvm.tir.transform.low_precision_codec``).
+
+* ``saturate`` (Cast-19+, QuantizeLinear-19+, default 1) applies to the float8 formats: the
+  value is clamped to the format's finite range first (NaN stays NaN, infinity becomes the
+  largest finite value); ``saturate=0`` is the plain non-saturating conversion.
+* ``float8_e8m0fnu`` (Cast-24+) takes the exponent of the float32 value (the sign is
+  ignored, 0 becomes ``2**-127``, infinity and NaN ``0xFF``) and rounds by ``round_mode``:
+  ``"up"`` (default: any fraction rounds up), ``"down"`` (truncate) or ``"nearest"``; with
+  ``saturate`` the largest exponent never rounds up into NaN.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .common import R
+
+__all__ = [
+    "SATURATING", "ROUND_MODES", "round_mode", "finite_max", "saturate", "saturate_np",
+    "cast_e8m0", "cast_e8m0_np",
+]
+
+#: Targets the ``saturate`` attribute applies to.
+SATURATING = frozenset({"float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz"})
+ROUND_MODES = ("up", "down", "nearest")
+E8M0 = "float8_e8m0fnu"
+_STANDARD_FLOATS = ("float16", "float32", "float64")
+
+
+def round_mode(ctx: Any) -> str:
+    """The node's ``round_mode`` attribute, checked (default ``"up"``)."""
+    mode = ctx.attr("round_mode", "up")
+    if mode not in ROUND_MODES:
+        raise ctx.error(f"attribute round_mode must be one of {list(ROUND_MODES)}, got {mode!r}")
+    return mode
+
+
+def finite_max(dtype: str) -> float:
+    """The largest finite value of a low-precision float ``dtype``."""
+    import ml_dtypes
+
+    from .common import np_dtype_of
+
+    return float(ml_dtypes.finfo(np_dtype_of(dtype)).max)
+
+
+def saturate(ctx: Any, x: Any, src: str, dtype: str) -> Any:
+    """``x`` (of dtype ``src``) clamped to ``dtype``'s finite range, NaN kept, in a float
+    dtype that converts to ``dtype`` exactly as ``src`` would."""
+    if src not in _STANDARD_FLOATS and src != "bfloat16":
+        x = R.astype(x, "float32")  # integers and other low-precision types: exact
+    hi = finite_max(dtype)
+    return R.where(R.isnan(x), x, R.clip(x, -hi, hi))
+
+
+def saturate_np(x: np.ndarray, dtype: str) -> np.ndarray:
+    """The numpy counterpart of :func:`saturate`."""
+    if x.dtype.name not in _STANDARD_FLOATS and x.dtype.name != "bfloat16":
+        x = x.astype(np.float32)
+    hi = finite_max(dtype)
+    return np.where(np.isnan(x), x, np.clip(x, -hi, hi)).astype(x.dtype)
+
+
+def cast_e8m0(ctx: Any, x: Any, src: str, saturate_: bool, mode: str) -> Any:
+    """``x`` converted to ``float8_e8m0fnu`` the ONNX way (a small bit-level kernel)."""
+    from tvm import te, tir
+    from tvm.tir.op import bitwise_and, reinterpret, shift_right
+
+    def convert(v: Any) -> Any:
+        f = v if src == "float32" else v.astype("float32")
+        u = reinterpret("uint32", f)
+        exp = tir.Cast("int32", bitwise_and(shift_right(u, 23), 0xFF))
+        special = exp == 0xFF
+        if mode == "down":
+            up = tir.const(False, "bool")
+        elif mode == "up":
+            up = bitwise_and(u, 0x7FFFFF) > 0
+        else:
+            g = bitwise_and(u, 0x400000) > 0
+            r = bitwise_and(u, 0x200000) > 0
+            s = bitwise_and(u, 0x1FFFFF) > 0
+            up = g & (r | s | (exp > 0))
+        if saturate_:
+            up = up & (exp != 0xFE)
+        bits = tir.Select(special, tir.const(0xFF, "int32"), exp + tir.Cast("int32", up))
+        return reinterpret(E8M0, tir.Cast("uint8", bits))
+
+    def fn(t: Any) -> Any:
+        return te.compute(t.shape, lambda *i: convert(t[i]), name="cast_e8m0")
+
+    return ctx.bb.emit_te(fn, x, primfunc_name_hint="cast_e8m0")
+
+
+def cast_e8m0_np(x: np.ndarray, saturate_: bool, mode: str) -> np.ndarray:
+    """The numpy counterpart of :func:`cast_e8m0`."""
+    import ml_dtypes
+
+    u = np.asarray(x).astype(np.float32).view(np.uint32)
+    exp = ((u >> 23) & 0xFF).astype(np.int32)
+    if mode == "down":
+        up = np.zeros(exp.shape, bool)
+    elif mode == "up":
+        up = (u & 0x7FFFFF) > 0
+    else:
+        g, r, s = (u & 0x400000) > 0, (u & 0x200000) > 0, (u & 0x1FFFFF) > 0
+        up = g & (r | s | (exp > 0))
+    if saturate_:
+        up &= exp != 0xFE
+    bits = np.where(exp == 0xFF, 0xFF, exp + up.astype(np.int32)).astype(np.uint8)
+    return bits.view(ml_dtypes.float8_e8m0fnu)
