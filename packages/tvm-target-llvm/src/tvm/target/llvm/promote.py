@@ -43,6 +43,8 @@ from tvm.tir.stmt import (
     Allocate, BufferStore, DeclBuffer, For, ForKind, IfThenElse, LetStmt, SeqStmt, Stmt, While,
 )
 
+from .unswitch import reads_any, stored_inside
+
 __all__ = ["promote_loop_accumulators"]
 
 #: most vector slots promoted per loop (registers are the limit; beyond, LLVM would spill)
@@ -72,7 +74,7 @@ class _Candidates(StmtExprVisitor):
         self.buffers: dict[int, Any] = {}
         self.conds: list[PrimExpr] = []  # enclosing loop-invariant if conditions
         self.unsafe_depth = 0  # > 0: under a variant condition or an if_then_else arm
-        self.stored = _stored_inside(loop)  # an index or condition reading these varies
+        self.stored = stored_inside(loop)  # an index or condition reading these varies
 
     # binding constructs
     def visit_for_(self, op: For) -> None:
@@ -182,38 +184,7 @@ class _Candidates(StmtExprVisitor):
 
         pre_order_visit(e, visit)
         return not loads and not any(id(v) in self.inside for v in free_vars(e)) and \
-            not _reads_any(e, self.stored)
-
-
-def _stored_inside(loop: For) -> set[int]:
-    """``id`` of the data variables of the buffers ``loop`` stores to."""
-    from tvm.tir.stmt_functor import pre_order_visit
-
-    out: set[int] = set()
-
-    def visit(n: Any) -> bool:
-        if isinstance(n, BufferStore):
-            out.add(id(n.buffer.data))
-        return True
-
-    pre_order_visit(loop.body, visit)
-    return out
-
-
-def _reads_any(expr: PrimExpr, data: set[int]) -> bool:
-    """Whether ``expr`` loads from a buffer whose data variable is in ``data``."""
-    from tvm.tir.stmt_functor import pre_order_visit
-
-    found = False
-
-    def visit(n: Any) -> bool:
-        nonlocal found
-        if isinstance(n, BufferLoad) and id(n.buffer.data) in data:
-            found = True
-        return not found
-
-    pre_order_visit(expr, visit)
-    return found
+            not reads_any(e, self.stored)
 
 
 def _same_view(a: Any, b: Any) -> bool:

@@ -29,7 +29,7 @@ from tvm.tir.stmt import (
 from tvm.tir.stmt_functor import free_vars, pre_order_visit
 from tvm.tir.transform._common import rename_definitions
 
-__all__ = ["unswitch_invariant_guards"]
+__all__ = ["unswitch_invariant_guards", "stored_inside", "reads_any"]
 
 #: loops whose body has more statements than this are left alone (code size)
 MAX_STATEMENTS = 64
@@ -52,7 +52,7 @@ def _bound_inside(loop: For) -> set[int]:
     return out
 
 
-def _stored_inside(loop: For) -> set[int]:
+def stored_inside(loop: For) -> set[int]:
     """``id`` of the data variables of the buffers ``loop`` stores to."""
     out: set[int] = set()
 
@@ -65,7 +65,7 @@ def _stored_inside(loop: For) -> set[int]:
     return out
 
 
-def _reads_any(expr: PrimExpr, data: set[int]) -> bool:
+def reads_any(expr: PrimExpr, data: set[int]) -> bool:
     """Whether ``expr`` loads from a buffer whose data variable is in ``data``."""
     found = False
 
@@ -86,12 +86,12 @@ def _guards(loop: For) -> Optional[list[tuple[int, PrimExpr]]]:
     if len(items) > MAX_STATEMENTS:
         return None
     inside = _bound_inside(loop)
-    stored = _stored_inside(loop)
+    stored = stored_inside(loop)
     found = []
     for pos, item in enumerate(items):
         if isinstance(item, IfThenElse) and item.else_case is None and \
                 not any(id(v) in inside for v in free_vars(item.condition)) and \
-                not _reads_any(item.condition, stored):
+                not reads_any(item.condition, stored):
             found.append((pos, item.condition))
     return found or None
 
