@@ -86,7 +86,7 @@ def set_num_threads(n: int | None) -> None:
     global _num_threads
     if n is None:
         _num_threads = None  # read again (and warned about) at the next get_num_threads
-        NUM_THREADS_CELL.value = 1 if _forked else _quiet_default()
+        _sync_cell()
         return
     if isinstance(n, bool) or not isinstance(n, int):
         raise TypeError(f"set_num_threads: n must be an int, got {type(n).__name__}")
@@ -109,8 +109,9 @@ NUM_THREADS_POINTER = ctypes.pointer(NUM_THREADS_CELL)
 
 
 def _sync_cell() -> None:
-    if _num_threads is not None:
-        NUM_THREADS_CELL.value = 1 if _forked else min(_num_threads, 2**31 - 1)
+    """Make the C cell follow the thread count (1 in a forked child)."""
+    count = _num_threads if _num_threads is not None else _quiet_default()
+    NUM_THREADS_CELL.value = 1 if _forked else min(count, 2**31 - 1)
 
 
 class _Job:

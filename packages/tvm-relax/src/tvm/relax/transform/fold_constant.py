@@ -133,17 +133,15 @@ _COMPILED: StructuralMap[Any] = StructuralMap(max_size=256)
 #: the weight-packing PrimFuncs run once per build: compiled without LLVM optimisation,
 #: which halves their compile time
 _PACKING_TARGET = "llvm -opt-level=0"
-_COMPILED_PACKING: StructuralMap[Any] = StructuralMap(max_size=256)
 
 
 def _compiled(func: PrimFunc) -> Any:
     from tvm.tir.build import build
 
     func = func.without_attr("global_symbol")
-    if func.attrs.get("layout_rewrite_preproc"):
-        return _COMPILED_PACKING.get_or_add(
-            func, lambda: build(func, target=_PACKING_TARGET, name="main")["main"])
-    return _COMPILED.get_or_add(func, lambda: build(func, target="llvm", name="main")["main"])
+    # the attribute is part of the key, so packing functions never share an entry with others
+    target = _PACKING_TARGET if func.attrs.get("layout_rewrite_preproc") else "llvm"
+    return _COMPILED.get_or_add(func, lambda: build(func, target=target, name="main")["main"])
 
 
 def _run_prim_func(func: PrimFunc, inputs: list[Any], out_sinfo: Any, scalars: list[int]) -> Any:
