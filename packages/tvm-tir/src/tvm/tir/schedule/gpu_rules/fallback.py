@@ -31,9 +31,9 @@ from ...stmt import (
     IfThenElse, LetStmt, SeqStmt, Stmt, While, stmt_seq,
 )
 from ...stmt_functor import free_vars, post_order_visit, substitute
-from ..error import ScheduleError
 from ..handles import BlockRV
-from .common import GPUParams, RuleNotApplicable, loop_extent
+from ..rules import RuleNotApplicable, loop_extent
+from .common import GPUParams
 
 __all__ = ["schedule_block_fallback", "bind_unbound", "is_local_scope"]
 
@@ -368,18 +368,3 @@ def bind_unbound(func: PrimFunc, params: GPUParams) -> PrimFunc:
     return func.with_body(body.with_fields(block=root.with_fields(body=new_body,
                                                                    alloc_buffers=keep)))
 
-
-def run_block_fallbacks(sch: Any, blocks: list[BlockRV], params: GPUParams,
-                        attempts: list[Any]) -> Any:
-    """Each block scheduled by the first of ``attempts`` (functions ``(sch, block, params)``)
-    that succeeds, each tried on a copy of the schedule; the final schedule."""
-    for block in blocks:
-        for attempt in attempts:
-            trial = sch.copy()
-            try:
-                attempt(trial, block, params)
-            except (RuleNotApplicable, ScheduleError):
-                continue
-            sch = trial
-            break
-    return sch
