@@ -189,11 +189,13 @@ def _loops(func):
 
 # -- the GPU rules on the framework ----------------------------------------------------------
 def _gpu_cases():
+    from test_schedule_gpu_fallback import argmax_all, argmax_rows, mean_all
     from test_schedule_gpu_rules import _elementwise, _layer_norm, _matmul, _row_sum, _softmax
 
     return {"elementwise": _elementwise((64, 1024)), "row_sum": _row_sum(16, 256),
             "matmul": _matmul(64, 64, 64), "softmax": _softmax(16, 128),
-            "layer_norm": _layer_norm(16, 128), "small_matmul": _matmul(8, 8, 64)}
+            "layer_norm": _layer_norm(16, 128), "small_matmul": _matmul(8, 8, 64),
+            "mean_all": mean_all, "argmax_all": argmax_all, "argmax_rows": argmax_rows}
 
 
 @pytest.mark.parametrize("case", sorted(_gpu_cases()))
@@ -222,3 +224,7 @@ def test_gpu_rules_explain_which_rule_made_each_kernel():
     assert explain(cases["row_sum"], gpu_rules(params)) == {"B": "reduction"}
     assert explain(cases["elementwise"], gpu_rules(params)) == {"B": "inlined",
                                                                  "C": "elementwise"}
+    assert explain(cases["argmax_rows"], gpu_rules(params)) == {"argmax": "reduction"}
+    assert explain(cases["argmax_all"], gpu_rules(params)) == {"argmax": "single_thread"}
+    assert explain(cases["mean_all"], gpu_rules(params)) == {"total": "reduction",
+                                                              "mean": "single_thread"}

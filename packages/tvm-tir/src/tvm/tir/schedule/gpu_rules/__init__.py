@@ -18,11 +18,14 @@ on the target's limits (:class:`GPUParams`: ``max_num_threads``, ``thread_warp_s
    (:mod:`.elementwise`);
 5. **fallback** (:mod:`.fallback`): a block still left gets its data-parallel outer loops
    bound (one thread per output);
-6. after the rules, whatever is still outside a kernel — blocks without data-parallel loops,
-   loop-level code with no blocks (scans, sorts, scatters) — becomes a kernel of its own:
-   independent outer loops spread over threads, anything else on one thread
-   (:func:`.fallback.bind_unbound`, a whole-function step: it works on loops no Schedule
-   block describes, so it is not part of the trace).
+6. **single_thread**: a block still outside a kernel (no data-parallel loop, a reducer
+   threads cannot combine) runs on one thread, bound through two unit loops;
+7. after the rules, whatever is still outside a kernel — loop-level code with no blocks
+   (scans, sorts, scatters), or a nest :func:`.fallback.bind_unbound` can prove
+   independent — becomes a kernel of its own: independent outer loops spread over
+   threads, anything else on one thread (a whole-function step: it works on loops no
+   Schedule block describes, so it is not part of the trace; for block programs it has
+   nothing left to do in the common cases).
 
 So every function comes out with all of its buffer accesses inside kernels.  The scheduled
 function is marked ``tir.is_scheduled``; a function so marked, or already lowered
@@ -49,6 +52,7 @@ from .reduction import schedule_reduction, schedule_row_pipeline
 
 __all__ = ["apply_default_gpu_schedule", "schedule_gpu_func", "gpu_rules", "GPUParams",
            "MatmulRule", "RowPipelineRule", "ReductionRule", "ElementwiseRule", "FallbackRule",
+           "SingleThreadRule",
            "schedule_elementwise", "schedule_reduction", "schedule_row_pipeline",
            "schedule_matmul", "schedule_block_fallback", "bind_unbound", "RuleNotApplicable"]
 
@@ -121,6 +125,44 @@ class ElementwiseRule(ScheduleRule):
         schedule_elementwise(sch, block, self.params)
 
 
+class SingleThreadRule(ScheduleRule):
+    """A block no other rule could bind (no data-parallel loop at the top of its nest, a
+    reducer threads cannot combine) as a kernel of one thread: two unit loops
+    (``add_unit_loop``) bound to ``blockIdx.x`` and ``threadIdx.x``.  Left to
+    :func:`.fallback.bind_unbound` when that would spread the nest over threads, or when
+    the nest holds other blocks or uses a root ``local`` buffer."""
+
+    name = "single_thread"
+
+    def __init__(self, params: GPUParams):
+        self.params = params
+
+    def applies(self, sch: Any, block: Any) -> bool:
+        from ..analysis import blocks_under
+        from .fallback import _accesses, _has_kernel, _parallel_nest, is_local_scope
+
+        sref = sch.get_sref(block)
+        top = sref
+        while top.parent is not None and top.parent.parent is not None:
+            top = top.parent
+        stmt = top.realize if top.is_block else top.stmt
+        if top.parent is None or _has_kernel(stmt) or not _accesses(stmt):
+            return False
+        if top.is_loop and (len(blocks_under(top)) != 1
+                            or _parallel_nest(top.stmt, [], self.params, "probe") is not None):
+            return False
+        root = top.parent.block
+        local = {id(b) for b in root.alloc_buffers if is_local_scope(b.scope)}
+        return not any(id(a.buffer) in local for a in _accesses(stmt))
+
+    def transform(self, sch: Any, block: Any) -> None:
+        loops = sch.get_loops(block)
+        tx = sch.add_unit_loop(loops[0] if loops else block)
+        bx = sch.add_unit_loop(tx)
+        sch.bind(bx, "blockIdx.x")
+        sch.bind(tx, "threadIdx.x")
+
+
 class FallbackRule(ScheduleRule):
     """Any block: its data-parallel outer loops bound, one thread per output."""
 
@@ -141,6 +183,7 @@ def gpu_rules(params: GPUParams) -> list[ScheduleRule]:
         RowPipelineRule(params),
         FirstOf("per_block", [ReductionRule(params), ElementwiseRule(params)]),
         FallbackRule(params),
+        SingleThreadRule(params),
     ]
 
 

@@ -60,7 +60,8 @@ class RulesResult:
 
     @property
     def trace(self) -> Any:
-        return self.schedule.trace
+        """The primitives that made :attr:`func` (lookups nothing used are left out)."""
+        return self.schedule.trace.simplified()
 
 
 def sort_rules(rules: Sequence[ScheduleRule]) -> list[ScheduleRule]:
