@@ -108,7 +108,7 @@ def attempt(rule: ScheduleRule, sch: Any, block: Any, reasons: Optional[list[str
 def apply_rules(func: Any, rules: Sequence[ScheduleRule], name: str = "main") -> RulesResult:
     """Apply ``rules`` to the blocks of ``func`` (a PrimFunc, or a Schedule to continue);
     see the module docstring.  Raises only in strict mode."""
-    sch = func.copy() if isinstance(func, Schedule) else Schedule(func)
+    sch = fork(func) if isinstance(func, Schedule) else Schedule(func)
     where = f" of {name}"
     for rule in sort_rules(rules):
         done_once: set[str] = set()   # blocks a non-claiming rule changed already
