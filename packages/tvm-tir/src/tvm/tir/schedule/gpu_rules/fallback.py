@@ -1,17 +1,19 @@
 """The fallback GPU schedule: a valid launch for whatever the other rules cannot schedule.
 
 A GPU function may not leave a buffer access outside a kernel (the host cannot touch device
-memory), so every function must end up bound to thread axes, even slowly.  Two steps:
+memory), so every function must end up bound to thread axes, even slowly.  Three steps:
 
-1. :func:`schedule_block_fallback`, per block of the root (inside a :class:`Schedule`, so the
-   primitives check legality): the loops at the top of the block's nest that only drive
-   data-parallel iterations are fused, split by the block size and bound to
-   ``blockIdx.x``/``threadIdx.x`` — a reduction gets one thread per output, its reduction
-   loops stay serial in the thread;
-2. :func:`bind_unbound`, on the function: every top-level statement still outside any kernel
-   (a block without data-parallel loops, a full reduction with a reducer threads cannot
-   combine, or loop-level code with no blocks such as a scan, a sort or a scatter) becomes a
-   kernel of its own.  A loop nest is spread over threads when its iterations are provably
+1. :func:`schedule_block_fallback` (rule ``fallback``), per block of the root (inside a
+   :class:`Schedule`, so the primitives check legality): the loops at the top of the block's
+   nest that only drive data-parallel iterations are fused, split by the block size and
+   bound to ``blockIdx.x``/``threadIdx.x`` — a reduction gets one thread per output, its
+   reduction loops stay serial in the thread;
+2. rule ``single_thread`` (:class:`~tvm.tir.schedule.gpu_rules.SingleThreadRule`): a block
+   still unbound (no data-parallel loops, a full reduction with a reducer threads cannot
+   combine) gets two unit loops bound to one thread, when step 3 would do no better;
+3. :func:`bind_unbound`, on the function: every top-level statement still outside any kernel
+   (loop-level code with no blocks such as a scan, a sort or a scatter, or what step 2
+   left) becomes a kernel of its own.  A loop nest is spread over threads when its iterations are provably
    independent (the loop is ``parallel``, or each iteration writes its own slice: every
    access to a written buffer indexes one dimension with the loop variable, and every
    ``local`` scratch buffer is written before it is read in the iteration); otherwise the
