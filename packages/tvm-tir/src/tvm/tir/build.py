@@ -35,6 +35,7 @@ from tvm.ir.transform import Pass, Sequential, get_pass, register_pass
 
 from . import hooks as _hooks  # noqa: F401  (declares the hook specifications)
 from .function import PrimFunc
+from .schedule.rules.rule import SCHEDULED_ATTR
 
 __all__ = [
     "build", "lower", "get_default_pipeline", "get_lowering_pipeline", "apply_default_schedule",
@@ -43,7 +44,6 @@ __all__ = [
 
 FuncOrModule = Union[PrimFunc, IRModule]
 PipelineLike = Union[None, str, Pass, Sequence[Pass]]
-SCHEDULED_ATTR = "tir.is_scheduled"
 
 
 def get_lowering_pipeline() -> Sequential:
