@@ -12,6 +12,7 @@ from tvm.ffi import assert_structural_equal
 from tvm.ir import IRModule
 from tvm.script import ir as I  # noqa: E741
 from tvm.script import tir as T
+from tvm.tir import IntImm
 
 
 @I.ir_module
@@ -54,6 +55,14 @@ def test_module_built_in_python_round_trips() -> None:
     mod = IRModule({"first": Module["add_one"], "second": Module["scale"]})
     text = mod.script(name="Built")
     assert "class Built:" in text
+    assert_structural_equal(I.parse(text), mod)
+
+
+def test_ir_values_in_module_attrs_go_to_the_metadata_section() -> None:
+    mod = IRModule({"add_one": Module["add_one"]}, {"bound": IntImm("int32", 3), "n": [1, 2]})
+    text = mod.script()
+    assert '    I.module_attrs({"bound": metadata["tir.IntImm"][0], "n": [1, 2]})' in text
+    assert "# <metadata:" in text
     assert_structural_equal(I.parse(text), mod)
 
 

@@ -49,7 +49,7 @@ def _attr_value(value: Any, ctx: ScriptContext) -> str:
         return text
     if isinstance(value, Object):
         return ctx.metadata.ref(value)
-    raise TypeError(f"module attribute value {value!r} has no TVMScript form")
+    return repr(value)  # no TVMScript form: shown, but it will not parse back
 
 
 def print_module(mod: IRModule, name: str = "Module") -> str:
