@@ -7,7 +7,7 @@ from typing import Any, Callable, Optional
 
 from tvm.ffi.dtype import DTypeCode, parse_dtype
 from tvm.ir.op import Op
-from tvm.ir.transform import FunctionPass, function_pass, register_pass
+from tvm.ir.transform import FunctionPass, function_pass
 
 from ..buffer import Buffer
 from ..expr import (
@@ -20,7 +20,7 @@ from ..stmt import Evaluate, SeqStmt, Stmt
 from ..stmt_functor import pre_order_visit
 
 __all__ = [
-    "prim_func_pass", "register_factory", "const_int", "is_const_int", "no_op", "is_no_op",
+    "prim_func_pass", "const_int", "is_const_int", "no_op", "is_no_op",
     "vadd", "vsub", "vmul", "broadcast_to", "has_side_effect", "rename_definitions",
     "rebuild_buffer",
 ]
@@ -34,11 +34,6 @@ def prim_func_pass(transform: Callable[[PrimFunc], PrimFunc], name: str) -> Func
 
     run.__name__ = name
     return function_pass(run, opt_level=0, name=name, func_type=PrimFunc)
-
-
-def register_factory(factory: Callable[[], Any], name: str) -> None:
-    """Make ``tvm.ir.transform.get_pass(name)`` build the pass lazily."""
-    register_pass(factory, name)
 
 
 # --------------------------------------------------------------------------- constants

@@ -25,7 +25,7 @@ from ..expr import BufferLoad, IntImm, PrimExpr
 from ..function import PrimFunc
 from ..functor import StmtExprMutator
 from ..stmt import Allocate, Block, BlockRealize, BufferStore, DeclBuffer
-from ._common import is_const_int, prim_func_pass, register_factory, vadd, vmul
+from ._common import is_const_int, prim_func_pass, vadd, vmul
 
 __all__ = ["FlattenBuffer", "flatten_buffer", "flatten_indices", "flattened_buffer"]
 
@@ -203,6 +203,3 @@ def flatten_buffer(func: PrimFunc) -> PrimFunc:
 def FlattenBuffer() -> FunctionPass:  # noqa: N802
     """The pass form of :func:`flatten_buffer`."""
     return prim_func_pass(flatten_buffer, "tir.FlattenBuffer")
-
-
-register_factory(FlattenBuffer, "tir.FlattenBuffer")

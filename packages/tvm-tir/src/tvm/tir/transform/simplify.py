@@ -35,7 +35,7 @@ from ..functor import StmtExprMutator
 from ..stmt import AssertStmt, Block, For, ForKind, IfThenElse, LetStmt
 from ..stmt_functor import substitute
 from ._common import (
-    _fits, const_int, has_side_effect, no_op, prim_func_pass, register_factory, vadd, vmul,
+    _fits, const_int, has_side_effect, no_op, prim_func_pass, vadd, vmul,
     vsub,
 )
 
@@ -460,6 +460,3 @@ def simplify(func: PrimFunc, use_arith: Optional[bool] = None) -> PrimFunc:
 def Simplify() -> FunctionPass:  # noqa: N802
     """The pass form of :func:`simplify`."""
     return prim_func_pass(simplify, "tir.Simplify")
-
-
-register_factory(Simplify, "tir.Simplify")

@@ -36,7 +36,6 @@ from ..functor import StmtExprMutator, StmtExprVisitor
 from ..stmt import (
     Allocate, AttrStmt, DeclBuffer, Evaluate, For, LetStmt, SeqStmt, Stmt, stmt_seq,
 )
-from ._common import register_factory
 from ._gpu import (
     KERNEL_CALLING_CONV, KERNELS_ATTR, LAUNCH_PARAMS_ATTR, THREAD_EXTENT_ATTR, THREAD_TAG_ORDER,
     call_op, const_value,
@@ -235,6 +234,3 @@ def SplitHostDevice() -> Pass:  # noqa: N802
     """The module pass form of :func:`split_host_device`."""
     return module_pass(lambda mod, ctx: split_host_device(mod), opt_level=0,
                        name="tir.SplitHostDevice")
-
-
-register_factory(SplitHostDevice, "tir.SplitHostDevice")

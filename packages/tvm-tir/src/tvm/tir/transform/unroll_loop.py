@@ -19,7 +19,7 @@ from ..function import PrimFunc
 from ..functor import StmtExprMutator
 from ..stmt import For, ForKind, stmt_seq
 from ..stmt_functor import substitute
-from ._common import const_int, no_op, prim_func_pass, register_factory, rename_definitions, vadd
+from ._common import const_int, no_op, prim_func_pass, rename_definitions, vadd
 
 __all__ = ["UnrollLoop", "unroll_loop", "MAX_UNROLL_KEY", "PRAGMA_UNROLL"]
 
@@ -74,6 +74,3 @@ def unroll_loop(func: PrimFunc, max_unroll: Optional[int] = None) -> PrimFunc:
 def UnrollLoop() -> FunctionPass:  # noqa: N802
     """The pass form of :func:`unroll_loop`."""
     return prim_func_pass(unroll_loop, "tir.UnrollLoop")
-
-
-register_factory(UnrollLoop, "tir.UnrollLoop")

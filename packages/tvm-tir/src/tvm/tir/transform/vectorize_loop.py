@@ -36,7 +36,7 @@ from ..stmt import (
 )
 from ..stmt_functor import post_order_visit, substitute, uses_var
 from ._common import (
-    broadcast_to, const_int, has_side_effect, prim_func_pass, register_factory, vadd, vmul, vsub,
+    broadcast_to, const_int, has_side_effect, prim_func_pass, vadd, vmul, vsub,
 )
 
 __all__ = ["VectorizeLoop", "vectorize_loop", "vectorize_body", "NotVectorizable"]
@@ -303,6 +303,3 @@ def vectorize_loop(func: PrimFunc) -> PrimFunc:
 def VectorizeLoop() -> FunctionPass:  # noqa: N802
     """The pass form of :func:`vectorize_loop`."""
     return prim_func_pass(vectorize_loop, "tir.VectorizeLoop")
-
-
-register_factory(VectorizeLoop, "tir.VectorizeLoop")
