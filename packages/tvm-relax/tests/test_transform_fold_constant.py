@@ -1,4 +1,5 @@
-"""FoldConstant: numpy evaluators everywhere, the llvm route where tvm.target.llvm imports."""
+"""FoldConstant: numpy evaluators everywhere, the compiled route where a host JIT target is
+installed (tvm.ir.target.host_target)."""
 
 import numpy as np
 import pytest
@@ -8,7 +9,7 @@ from graph_pass_testing import (
     fresh,
     make_mod,
     op_names,
-    requires_llvm,
+    requires_host_jit,
     run,
     tensor,
 )
@@ -35,7 +36,7 @@ def _expected_chain_value():
     return np.exp(A + B).T.reshape(2, 3)
 
 
-@pytest.mark.parametrize("evaluator", ["numpy", pytest.param("llvm", marks=requires_llvm)])
+@pytest.mark.parametrize("evaluator", ["numpy", pytest.param("compile", marks=requires_host_jit)])
 def test_chain_folds_into_one_constant(evaluator):
     x, = fresh(tensor([2, 3]))
     out = FoldConstant(evaluator=evaluator)(make_mod([x], _chain))
@@ -165,8 +166,8 @@ def test_bad_arguments():
         FoldConstant(max_elements=-1)
 
 
-@requires_llvm
-def test_call_tir_with_constant_inputs_folds_with_llvm():
+@requires_host_jit
+def test_call_tir_with_constant_inputs_folds_compiled():
     x, = fresh(tensor([2, 3]))
     bb = relax.BlockBuilder()
     with bb.function("main", [x]):
@@ -179,11 +180,11 @@ def test_call_tir_with_constant_inputs_folds_with_llvm():
     out = FoldConstant()(mod)
     assert op_names(out) == ["relax.add"]
     np.testing.assert_allclose(bindings(out)[0].value.args[1].data, A * 2)
-    assert FoldConstant(evaluator="numpy")(mod) is mod  # call_tir needs the llvm route
+    assert FoldConstant(evaluator="numpy")(mod) is mod  # call_tir needs the compiled route
 
 
-@requires_llvm
-def test_llvm_route_matches_numpy_on_conv2d():
+@requires_host_jit
+def test_compiled_route_matches_numpy_on_conv2d():
     x, = fresh(tensor([1, 4, 3, 3]))
     data = rng.standard_normal((1, 2, 5, 5)).astype("float32")
     weight = rng.standard_normal((4, 2, 3, 3)).astype("float32")
@@ -192,12 +193,12 @@ def test_llvm_route_matches_numpy_on_conv2d():
         return bb.emit(op.add(x, op.nn.conv2d(relax.const(data), relax.const(weight))))
 
     mod = make_mod([x], body)
-    a = bindings(FoldConstant(evaluator="llvm")(mod))[0].value.args[1].data
+    a = bindings(FoldConstant(evaluator="compile")(mod))[0].value.args[1].data
     b = bindings(FoldConstant(evaluator="numpy")(mod))[0].value.args[1].data
     np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize("evaluator", ["numpy", pytest.param("llvm", marks=requires_llvm)])
+@pytest.mark.parametrize("evaluator", ["numpy", pytest.param("compile", marks=requires_host_jit)])
 def test_zero_dimensional_constants_keep_their_shape(evaluator):
     x, = fresh(tensor([4]))
 
@@ -229,7 +230,7 @@ _EVAL_CASES = {
 }
 
 
-@requires_llvm
+@requires_host_jit
 @pytest.mark.parametrize("name", sorted(_EVAL_CASES))
 def test_numpy_evaluators_agree_with_the_legalized_ops(name):
     make = _EVAL_CASES[name]
@@ -245,4 +246,4 @@ def test_numpy_evaluators_agree_with_the_legalized_ops(name):
         assert op_names(out) == ["Constant"], (evaluator, op_names(out))
         return bindings(out)[0].value.data
 
-    np.testing.assert_allclose(folded("numpy"), folded("llvm"), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(folded("numpy"), folded("compile"), rtol=1e-5, atol=1e-5)
