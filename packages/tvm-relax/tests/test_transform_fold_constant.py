@@ -247,3 +247,88 @@ def test_numpy_evaluators_agree_with_the_legalized_ops(name):
         return bindings(out)[0].value.data
 
     np.testing.assert_allclose(folded("numpy"), folded("compile"), rtol=1e-5, atol=1e-5)
+
+
+# -- the host target comes from the plugin registry -----------------------------------------
+@pytest.fixture
+def no_installed_plugins(monkeypatch):
+    """The registry with every entry-point plugin blocked (restored afterwards)."""
+    import warnings
+
+    from tvm.ffi import PluginLoadWarning
+    from tvm.ffi.plugin import DISABLE_ENV, list_plugins, reload_plugins
+
+    def reload():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PluginLoadWarning)
+            reload_plugins()
+
+    names = [p.name for p in list_plugins() if p.distribution != "builtin"]
+    monkeypatch.setenv(DISABLE_ENV, ",".join(names))
+    reload()
+    yield
+    monkeypatch.delenv(DISABLE_ENV)
+    reload()
+
+
+def _call_tir_module():
+    x, = fresh(tensor([2, 3]))
+    bb = relax.BlockBuilder()
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            doubled = bb.emit_te(lambda a: te.compute(a.shape, lambda i, j: a[i, j] * 2),
+                                 relax.const(A), primfunc_name_hint="double")
+            gv = bb.emit_output(op.add(x, doubled))
+        bb.emit_func_output(gv)
+    return bb.get()
+
+
+def test_without_a_host_jit_auto_folds_with_numpy(no_installed_plugins):
+    from tvm.ir.target import host_target
+
+    assert host_target(allow_none=True) is None
+    x, = fresh(tensor([2, 3]))
+    out = FoldConstant()(make_mod([x], _chain))
+    np.testing.assert_allclose(bindings(out)[0].value.args[1].data, _expected_chain_value(),
+                               rtol=1e-5)
+    mod = _call_tir_module()
+    assert FoldConstant()(mod) is mod  # call_tir needs a compiler
+    with pytest.raises(ValueError, match="host target.*pip install"):
+        FoldConstant(evaluator="compile")
+
+
+@requires_host_jit
+def test_the_compiled_route_uses_the_registrys_host_target():
+    """An in-process host JIT kind comes first: FoldConstant compiles for it (its codegen
+    here records the target and hands the module to the installed host JIT)."""
+    from tvm.ffi.plugin import hookimpl, register_plugin, unregister_plugin
+    from tvm.ir.target import (
+        HOST_JIT, Target, TargetKind, host_target, register_target_kind, unregister_target_kind,
+    )
+    from tvm.tir.hooks import get_codegen
+
+    real = host_target()
+    seen = []
+
+    class RecordingJit:
+        @hookimpl
+        def tvm_tir_codegen(self, target):
+            if target.kind_name != "relaxtestjit":
+                return None
+
+            def build(mod, tgt):
+                seen.append(tgt)
+                return get_codegen(real)(mod, real)
+
+            return build
+
+    register_target_kind(TargetKind("relaxtestjit", 1, {"opt-level": (int, 3)},
+                                    capabilities=(HOST_JIT,)))
+    register_plugin(RecordingJit(), "relaxtestjit")
+    try:
+        out = FoldConstant(evaluator="compile")(_call_tir_module())
+        np.testing.assert_allclose(bindings(out)[0].value.args[1].data, A * 2)
+        assert seen and all(isinstance(t, Target) and t.kind_name == "relaxtestjit" for t in seen)
+    finally:
+        unregister_plugin("relaxtestjit")
+        unregister_target_kind("relaxtestjit")

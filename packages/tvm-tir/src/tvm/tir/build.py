@@ -87,7 +87,7 @@ def get_gpu_pipeline(target: Union[None, str, Target] = None) -> Sequential:
     from . import transform as T
     from .transform._gpu import gpu_limits
 
-    tgt = _as_target(target)
+    tgt = _as_target(target) if target is not None else Target.current(allow_none=False)
     return Sequential(
         [
             T.LowerCrossThreadReduction(),
