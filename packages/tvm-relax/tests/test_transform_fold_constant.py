@@ -329,6 +329,10 @@ def test_the_compiled_route_uses_the_registrys_host_target():
         out = FoldConstant(evaluator="compile")(_call_tir_module())
         np.testing.assert_allclose(bindings(out)[0].value.args[1].data, A * 2)
         assert seen and all(isinstance(t, Target) and t.kind_name == "relaxtestjit" for t in seen)
+        # weight packing compiles without optimisation where the kind has an opt-level
+        from tvm.relax.transform.fold_constant import _packing_target
+
+        assert _packing_target(Target("relaxtestjit")).attrs["opt-level"] == 0
     finally:
         unregister_plugin("relaxtestjit")
         unregister_target_kind("relaxtestjit")

@@ -139,10 +139,14 @@ def _compiled(func: PrimFunc, host: Target) -> Any:
     from tvm.tir.build import build
 
     func = func.without_attr("global_symbol")
+
+    def compile_main() -> Any:
+        target = _packing_target(host) if func.attrs.get("layout_rewrite_preproc") else host
+        return build(func, target=target, name="main")["main"]
+
     # the attribute is part of the key, so packing functions never share an entry with others
-    target = _packing_target(host) if func.attrs.get("layout_rewrite_preproc") else host
     cache = _COMPILED.setdefault(str(host), StructuralMap(max_size=256))
-    return cache.get_or_add(func, lambda: build(func, target=target, name="main")["main"])
+    return cache.get_or_add(func, compile_main)
 
 
 def _run_prim_func(func: PrimFunc, inputs: list[Any], out_sinfo: Any, scalars: list[int],
