@@ -1,4 +1,5 @@
-"""FoldConstant: numpy evaluators everywhere, the llvm route where tvm.target.llvm imports."""
+"""FoldConstant: numpy evaluators everywhere, the compiled route where a host JIT target is
+installed (tvm.ir.target.host_target)."""
 
 import numpy as np
 import pytest
@@ -8,7 +9,7 @@ from graph_pass_testing import (
     fresh,
     make_mod,
     op_names,
-    requires_llvm,
+    requires_host_jit,
     run,
     tensor,
 )
@@ -35,7 +36,7 @@ def _expected_chain_value():
     return np.exp(A + B).T.reshape(2, 3)
 
 
-@pytest.mark.parametrize("evaluator", ["numpy", pytest.param("llvm", marks=requires_llvm)])
+@pytest.mark.parametrize("evaluator", ["numpy", pytest.param("compile", marks=requires_host_jit)])
 def test_chain_folds_into_one_constant(evaluator):
     x, = fresh(tensor([2, 3]))
     out = FoldConstant(evaluator=evaluator)(make_mod([x], _chain))
@@ -165,8 +166,8 @@ def test_bad_arguments():
         FoldConstant(max_elements=-1)
 
 
-@requires_llvm
-def test_call_tir_with_constant_inputs_folds_with_llvm():
+@requires_host_jit
+def test_call_tir_with_constant_inputs_folds_compiled():
     x, = fresh(tensor([2, 3]))
     bb = relax.BlockBuilder()
     with bb.function("main", [x]):
@@ -179,11 +180,11 @@ def test_call_tir_with_constant_inputs_folds_with_llvm():
     out = FoldConstant()(mod)
     assert op_names(out) == ["relax.add"]
     np.testing.assert_allclose(bindings(out)[0].value.args[1].data, A * 2)
-    assert FoldConstant(evaluator="numpy")(mod) is mod  # call_tir needs the llvm route
+    assert FoldConstant(evaluator="numpy")(mod) is mod  # call_tir needs the compiled route
 
 
-@requires_llvm
-def test_llvm_route_matches_numpy_on_conv2d():
+@requires_host_jit
+def test_compiled_route_matches_numpy_on_conv2d():
     x, = fresh(tensor([1, 4, 3, 3]))
     data = rng.standard_normal((1, 2, 5, 5)).astype("float32")
     weight = rng.standard_normal((4, 2, 3, 3)).astype("float32")
@@ -192,12 +193,12 @@ def test_llvm_route_matches_numpy_on_conv2d():
         return bb.emit(op.add(x, op.nn.conv2d(relax.const(data), relax.const(weight))))
 
     mod = make_mod([x], body)
-    a = bindings(FoldConstant(evaluator="llvm")(mod))[0].value.args[1].data
+    a = bindings(FoldConstant(evaluator="compile")(mod))[0].value.args[1].data
     b = bindings(FoldConstant(evaluator="numpy")(mod))[0].value.args[1].data
     np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize("evaluator", ["numpy", pytest.param("llvm", marks=requires_llvm)])
+@pytest.mark.parametrize("evaluator", ["numpy", pytest.param("compile", marks=requires_host_jit)])
 def test_zero_dimensional_constants_keep_their_shape(evaluator):
     x, = fresh(tensor([4]))
 
@@ -229,7 +230,7 @@ _EVAL_CASES = {
 }
 
 
-@requires_llvm
+@requires_host_jit
 @pytest.mark.parametrize("name", sorted(_EVAL_CASES))
 def test_numpy_evaluators_agree_with_the_legalized_ops(name):
     make = _EVAL_CASES[name]
@@ -245,4 +246,93 @@ def test_numpy_evaluators_agree_with_the_legalized_ops(name):
         assert op_names(out) == ["Constant"], (evaluator, op_names(out))
         return bindings(out)[0].value.data
 
-    np.testing.assert_allclose(folded("numpy"), folded("llvm"), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(folded("numpy"), folded("compile"), rtol=1e-5, atol=1e-5)
+
+
+# -- the host target comes from the plugin registry -----------------------------------------
+@pytest.fixture
+def no_installed_plugins(monkeypatch):
+    """The registry with every entry-point plugin blocked (restored afterwards)."""
+    import warnings
+
+    from tvm.ffi import PluginLoadWarning
+    from tvm.ffi.plugin import DISABLE_ENV, list_plugins, reload_plugins
+
+    def reload():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PluginLoadWarning)
+            reload_plugins()
+
+    names = [p.name for p in list_plugins() if p.distribution != "builtin"]
+    monkeypatch.setenv(DISABLE_ENV, ",".join(names))
+    reload()
+    yield
+    monkeypatch.delenv(DISABLE_ENV)
+    reload()
+
+
+def _call_tir_module():
+    x, = fresh(tensor([2, 3]))
+    bb = relax.BlockBuilder()
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            doubled = bb.emit_te(lambda a: te.compute(a.shape, lambda i, j: a[i, j] * 2),
+                                 relax.const(A), primfunc_name_hint="double")
+            gv = bb.emit_output(op.add(x, doubled))
+        bb.emit_func_output(gv)
+    return bb.get()
+
+
+def test_without_a_host_jit_auto_folds_with_numpy(no_installed_plugins):
+    from tvm.ir.target import host_target
+
+    assert host_target(allow_none=True) is None
+    x, = fresh(tensor([2, 3]))
+    out = FoldConstant()(make_mod([x], _chain))
+    np.testing.assert_allclose(bindings(out)[0].value.args[1].data, _expected_chain_value(),
+                               rtol=1e-5)
+    mod = _call_tir_module()
+    assert FoldConstant()(mod) is mod  # call_tir needs a compiler
+    with pytest.raises(ValueError, match="host target.*pip install"):
+        FoldConstant(evaluator="compile")
+
+
+@requires_host_jit
+def test_the_compiled_route_uses_the_registrys_host_target():
+    """An in-process host JIT kind comes first: FoldConstant compiles for it (its codegen
+    here records the target and hands the module to the installed host JIT)."""
+    from tvm.ffi.plugin import hookimpl, register_plugin, unregister_plugin
+    from tvm.ir.target import (
+        HOST_JIT, Target, TargetKind, host_target, register_target_kind, unregister_target_kind,
+    )
+    from tvm.tir.hooks import get_codegen
+
+    real = host_target()
+    seen = []
+
+    class RecordingJit:
+        @hookimpl
+        def tvm_tir_codegen(self, target):
+            if target.kind_name != "relaxtestjit":
+                return None
+
+            def build(mod, tgt):
+                seen.append(tgt)
+                return get_codegen(real)(mod, real)
+
+            return build
+
+    register_target_kind(TargetKind("relaxtestjit", 1, {"opt-level": (int, 3)},
+                                    capabilities=(HOST_JIT,)))
+    register_plugin(RecordingJit(), "relaxtestjit")
+    try:
+        out = FoldConstant(evaluator="compile")(_call_tir_module())
+        np.testing.assert_allclose(bindings(out)[0].value.args[1].data, A * 2)
+        assert seen and all(isinstance(t, Target) and t.kind_name == "relaxtestjit" for t in seen)
+        # weight packing compiles without optimisation where the kind has an opt-level
+        from tvm.relax.transform.fold_constant import _packing_target
+
+        assert _packing_target(Target("relaxtestjit")).attrs["opt-level"] == 0
+    finally:
+        unregister_plugin("relaxtestjit")
+        unregister_target_kind("relaxtestjit")

@@ -201,7 +201,7 @@ def test_annotate_marks_constant_parameters():
 def test_fold_computes_the_packed_constant_whatever_its_size(max_elements):
     w = np.arange(64, dtype="float32").reshape(8, 8)
     mod = SplitLayoutRewritePreproc()(bind_params(Packed, {"w": w}))
-    folded = FoldConstant(evaluator="llvm", max_elements=max_elements,
+    folded = FoldConstant(evaluator="compile", max_elements=max_elements,
                           layout_rewrite_only=True)(mod)
     folded = remove_unused_preproc(folded)
     assert "dense_prepack1" not in folded

@@ -285,7 +285,13 @@ def test_target_kind_and_codegen_hook():
     assert t.get_attr("num-cores") == 2 and t.cflags == ("-ffast-math", "-funroll-loops")
     assert plugin.tvm_tir_codegen(target=t) is c_build
     assert plugin.tvm_tir_codegen(target=Target({"kind": "c"}).with_fields()) is c_build
-    assert plugin.tvm_tir_codegen(target="llvm") is None
+    from tvm.ir.target import TargetKind, register_target_kind, unregister_target_kind
+
+    register_target_kind(TargetKind("ctestother", 1))
+    try:
+        assert plugin.tvm_tir_codegen(target=Target("ctestother")) is None
+    finally:
+        unregister_target_kind("ctestother")
     from tvm.target.c.compiler import CompilerOptions
 
     opts = CompilerOptions.from_target(t)

@@ -28,7 +28,13 @@ def test_target_kind_and_its_limits():
 
 def test_plugin_answers_only_for_cuda():
     assert plugin.tvm_tir_codegen(Target("cuda")) is not None
-    assert plugin.tvm_tir_codegen("opencl") is None
+    from tvm.ir.target import TargetKind, register_target_kind, unregister_target_kind
+
+    register_target_kind(TargetKind("cudatestother", 4))  # hooks receive Targets: of another kind
+    try:
+        assert plugin.tvm_tir_codegen(Target("cudatestother")) is None
+    finally:
+        unregister_target_kind("cudatestother")
     assert plugin.tvm_device_api(4) is None
     assert type(plugin.tvm_device_api(2)).__name__ == "CUDADeviceAPI"
     assert plugin.tvm_runtime_module_loader("cumod") is not None
@@ -97,7 +103,13 @@ def test_the_default_schedule_is_shared_with_other_gpu_targets():
     from tvm.ffi import structural_equal
 
     assert structural_equal(scheduled, again)
-    assert plugin.tvm_tir_default_schedule(mod, "opencl") is None
+    from tvm.ir.target import TargetKind, register_target_kind, unregister_target_kind
+
+    register_target_kind(TargetKind("cudatestgpu", 4, default_keys=("gpu",)))
+    try:
+        assert plugin.tvm_tir_default_schedule(mod, Target("cudatestgpu")) is None
+    finally:
+        unregister_target_kind("cudatestgpu")
 
 
 # --------------------------------------------------------------------------- PTX with nvcc

@@ -147,13 +147,14 @@ def _module_of(func):
 
 
 def test_codegen_hook_declines_other_targets():
+    from tvm.ir.target import Target
     from tvm.target.llvm.plugin import tvm_tir_codegen
 
     class Fake:
         kind_name = "cuda"
 
     assert tvm_tir_codegen(Fake()) is None
-    assert tvm_tir_codegen("llvm -mcpu=generic") is not None
+    assert tvm_tir_codegen(Target("llvm -mcpu=generic")) is not None
 
 
 def test_module_with_several_functions():

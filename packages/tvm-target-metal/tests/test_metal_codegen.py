@@ -54,7 +54,14 @@ def test_target_kind_and_plugin_hooks():
     t = Target("metal")
     assert t.device_type == 8 and "gpu" in t.keys
     assert (t.max_num_threads, t.thread_warp_size) == (256, 32)
-    assert plugin.tvm_tir_codegen(t) is not None and plugin.tvm_tir_codegen("cuda") is None
+    assert plugin.tvm_tir_codegen(t) is not None
+    from tvm.ir.target import TargetKind, register_target_kind, unregister_target_kind
+
+    register_target_kind(TargetKind("metaltestother", 2, default_keys=("gpu",)))
+    try:
+        assert plugin.tvm_tir_codegen(Target("metaltestother")) is None
+    finally:
+        unregister_target_kind("metaltestother")
     assert type(plugin.tvm_device_api(8)).__name__ == "MetalDeviceAPI"
     assert plugin.tvm_device_api(2) is None
     assert plugin.tvm_runtime_module_loader("mtlmod") is not None

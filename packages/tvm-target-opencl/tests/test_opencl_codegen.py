@@ -29,7 +29,13 @@ def test_target_kind_is_a_gpu_with_opencl_limits():
 
 def test_plugin_answers_only_for_opencl():
     assert plugin.tvm_tir_codegen(Target("opencl")) is not None
-    assert plugin.tvm_tir_codegen("llvm") is None
+    from tvm.ir.target import TargetKind, register_target_kind, unregister_target_kind
+
+    register_target_kind(TargetKind("opencltestother", 1))  # hooks receive Targets: of another kind
+    try:
+        assert plugin.tvm_tir_codegen(Target("opencltestother")) is None
+    finally:
+        unregister_target_kind("opencltestother")
     assert plugin.tvm_device_api(2) is None
     assert type(plugin.tvm_device_api(4)).__name__ == "OpenCLDeviceAPI"
     assert plugin.tvm_runtime_module_loader("clmod") is not None

@@ -7,14 +7,15 @@ from tvm import tir
 from tvm.ffi import PluginError
 from tvm.ffi.plugin import hookimpl, register_plugin, unregister_plugin
 from tvm.ir import IRModule, Target, TargetKind, register_target_kind, unregister_target_kind
-from tvm.ir.target import UnknownTargetKindError
-from tvm.ir.transform import PassContext, PassInfo
+from tvm.ir.target import HOST_JIT, UnknownTargetKindError
+from tvm.ir.transform import PassContext, PassInfo, PassTimingInstrument, get_pass, module_pass
 from tvm.tir import (
     Block, BlockRealize, BufferLoad, BufferStore, FloatImm, For, ForKind, IntImm, IterVar,
     PrimFunc, Ramp, Range, Var, decl_buffer,
 )
 from tvm.tir.analysis import verify_well_formed
-from tvm.tir.build import apply_default_schedule
+from tvm.tir.build import apply_default_schedule, get_target_passes
+from tvm.tir.hooks import get_codegen
 from tvm.tir.transform import Simplify
 
 
@@ -136,9 +137,11 @@ class _FakeCodegenPlugin:
         self.calls = []
         self.schedule_calls = []
         self.schedule_result = None
+        self.hook_targets = []  # what every hook call received as ``target``
 
     @hookimpl
     def tvm_tir_codegen(self, target):
+        self.hook_targets.append(target)
         if target.kind_name != self.kind:
             return None
 
@@ -150,6 +153,7 @@ class _FakeCodegenPlugin:
 
     @hookimpl
     def tvm_tir_default_schedule(self, mod, target):
+        self.hook_targets.append(target)
         if target.kind_name != self.kind:
             return None
         self.schedule_calls.append(mod)
@@ -182,8 +186,67 @@ def test_build_uses_current_target_when_none_given(fake_target):
         tir.build(_scheduled_elementwise(), target=None, name="ew")
     mod, _ = fake_target.calls[0]
     assert mod["ew"].attrs["global_symbol"] == "ew"
-    with pytest.raises(ValueError, match="no target given"):
-        tir.build(_scheduled_elementwise(), target=None)
+
+
+def test_build_defaults_to_the_host_target_of_the_registry(fake_target):
+    # an in-process kind comes first among the host JIT kinds, whatever plugins are installed
+    jit = TargetKind("tirtestcpu", 1, {"mcpu": (str, "generic")}, capabilities=(HOST_JIT,))
+    register_target_kind(jit, override=True)
+    tir.build(_scheduled_elementwise(), name="ew")
+    (_, tgt), = fake_target.calls
+    assert isinstance(tgt, Target) and tgt.kind_name == "tirtestcpu"
+
+
+def test_hooks_receive_a_target(fake_target):
+    func = _scheduled_elementwise()
+    tir.build(func, target="tirtestcpu -mcpu=fancy")
+    apply_default_schedule(IRModule({"main": func}), "tirtestcpu")
+    get_codegen({"kind": "tirtestcpu"})
+    assert len(fake_target.hook_targets) == 4
+    assert all(isinstance(t, Target) for t in fake_target.hook_targets)
+    assert fake_target.hook_targets[0].mcpu == "fancy"
+
+
+def _mark_pass(mark):
+    @module_pass(opt_level=0, name=f"tir.tirtest.{mark}")
+    def mark_functions(mod, ctx):
+        return IRModule({gv: f.with_attr(mark, True) for gv, f in mod.items()}, mod.attrs)
+
+    return lambda: mark_functions
+
+
+@pytest.fixture
+def target_with_passes(fake_target):
+    kind = TargetKind("tirtestcpu", 1, {"mcpu": (str, "generic")}, lowering_passes={
+        "tir.tirtest.First": _mark_pass("First"), "tir.tirtest.Second": _mark_pass("Second")})
+    register_target_kind(kind, override=True)
+    return fake_target
+
+
+def test_a_kinds_lowering_passes_end_the_default_pipeline(target_with_passes):
+    pipeline = tir.get_default_pipeline("tirtestcpu")
+    assert [p.name for p in pipeline.passes] == [
+        "tir.lowering_pipeline", "MakePackedAPI", "tir.tirtest.First", "tir.tirtest.Second"]
+    assert [p.name for p in get_target_passes(Target("tirtestcpu"))] == [
+        "tir.tirtest.First", "tir.tirtest.Second"]
+    assert get_pass("tir.tirtest.First").name == "tir.tirtest.First"
+    assert [p.name for p in tir.get_default_pipeline().passes] == [
+        "tir.lowering_pipeline", "MakePackedAPI"]  # no target: no target passes
+
+
+def test_a_kinds_lowering_passes_run_under_the_pass_context(target_with_passes):
+    timing = PassTimingInstrument()
+    with PassContext(instruments=[timing]):
+        tir.build(matmul_blocks(2, 2, 2), target="tirtestcpu")
+    (mod, _), = target_with_passes.calls
+    attrs = mod["matmul"].attrs
+    assert attrs["calling_conv"] == "packed" and attrs["First"] and attrs["Second"]
+    names = list(timing.timings)
+    assert names.index("MakePackedAPI") < names.index("tir.tirtest.First") < names.index(
+        "tir.tirtest.Second")
+    with PassContext(disabled_pass=["tir.tirtest.Second"]):
+        tir.build(matmul_blocks(2, 2, 2), target="tirtestcpu")
+    assert "Second" not in target_with_passes.calls[1][0]["matmul"].attrs
 
 
 def test_build_with_custom_pipeline(fake_target):

@@ -19,11 +19,14 @@ from .module import FunctionNotFoundError, IRModule, register_expr_wrapper, regi
 from .op import Op, register_op_attr
 from .span import SourceName, Span
 from .target import (
+    HOST_JIT,
     Target,
     TargetError,
     TargetKind,
     UnknownTargetKindError,
+    as_target,
     get_target_kind,
+    host_target,
     list_target_kinds,
     register_target_kind,
     unregister_target_kind,
@@ -79,6 +82,9 @@ __all__ = [
     "function_pass",
     "get_source",
     "get_target_kind",
+    "host_target",
+    "as_target",
+    "HOST_JIT",
     "list_target_kinds",
     "module_pass",
     "register_config_option",

@@ -6,6 +6,15 @@ the hook ``tvm_register_target_kinds(register)`` and call ``register(TargetKind(
 they are collected lazily the first time a target is asked for.  In-process code (tests,
 notebooks) uses :func:`register_target_kind`.
 
+The core asks this registry for what it needs instead of naming a plugin.  A kind declares
+``capabilities`` (:data:`HOST_JIT`: it compiles in-process for the machine it runs on and
+loads the result at once), and :func:`host_target` returns a Target of the kind that has
+one, so constant folding and weight prepacking compile with whatever host JIT is installed.
+A kind also declares its ``lowering_passes`` (name -> factory): they are registered with
+:func:`tvm.ir.transform.register_pass` under their names when the kind is registered, and
+``tvm.tir.build`` runs them at the end of its default pipeline, where pass instruments see
+them.
+
 A :class:`Target` is an IR object (it serialises and compares structurally) holding the
 kind's name, every attribute value (defaults filled in), the keys and an optional host.
 ``str(target)`` is the canonical string (only non-default attributes, sorted), which parses
@@ -36,6 +45,7 @@ from tvm.ffi.plugin import (
 )
 
 from .base import FrozenDict
+from .transform import register_pass
 
 __all__ = [
     "Target",
@@ -47,7 +57,11 @@ __all__ = [
     "unregister_target_kind",
     "get_target_kind",
     "list_target_kinds",
+    "host_target",
+    "as_target",
+    "HOST_JIT",
     "KNOWN_TARGET_DISTRIBUTIONS",
+    "KNOWN_CAPABILITY_DISTRIBUTIONS",
 ]
 
 
@@ -70,6 +84,13 @@ KNOWN_TARGET_DISTRIBUTIONS: dict[str, str] = {
     "rocm": "tvm-target-rocm",
     "vulkan": "tvm-target-vulkan",
 }
+
+#: capability of a kind that compiles in-process for the machine it runs on and loads the
+#: result at once (a host JIT): what compile-time evaluation asks :func:`host_target` for.
+HOST_JIT = "host-jit"
+
+# capability -> a distribution that provides a kind with it, for "pip install ..." hints.
+KNOWN_CAPABILITY_DISTRIBUTIONS: dict[str, str] = {HOST_JIT: "tvm-target-llvm"}
 
 _SCALAR_TYPES = (str, int, bool, float)
 _LIST_TYPES = (list[str], list[int])
@@ -169,7 +190,12 @@ class TargetKind:
     ``attrs`` maps attribute names to ``(type, default)``; types are str, int, bool, float,
     list[str] or list[int]; a default of None means "unset".  ``canonicalize``, if given,
     receives the full attribute dict and returns it adjusted (e.g. a host-CPU default).
-    ``package`` names the distribution that provides the kind.
+    ``package`` names the distribution that provides the kind.  ``capabilities`` are what
+    the core may ask the registry for (:data:`HOST_JIT`, see :func:`host_target`).
+    ``lowering_passes`` maps pass names (``"tir.llvm.PromoteLoopAccumulators"``) to
+    zero-argument factories of the TIR passes that targets of this kind run at the end of
+    ``tvm.tir.build``'s default pipeline, in order; they are registered by name with
+    :func:`tvm.ir.transform.register_pass` when the kind is registered.
     """
 
     name: str
@@ -179,6 +205,8 @@ class TargetKind:
     package: str = ""
     canonicalize: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     doc: str = ""
+    capabilities: frozenset[str] = frozenset()
+    lowering_passes: Mapping[str, Callable[[], Any]] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME_RE.match(self.name):
@@ -202,6 +230,20 @@ class TargetKind:
         if isinstance(keys, str):
             keys = (keys,)
         object.__setattr__(self, "default_keys", tuple(keys) or (self.name,))
+        caps = self.capabilities
+        if isinstance(caps, str):
+            caps = (caps,)
+        if not all(isinstance(c, str) and c for c in caps):
+            raise TypeError(f"target kind {self.name!r}: capabilities must be strings, got {caps!r}")
+        object.__setattr__(self, "capabilities", frozenset(caps))
+        passes = dict(self.lowering_passes)
+        for pass_name, factory in passes.items():
+            if not isinstance(pass_name, str) or not pass_name or not callable(factory):
+                raise TypeError(
+                    f"target kind {self.name!r}: lowering_passes maps pass names to "
+                    f"zero-argument factories of passes, got {pass_name!r}: {factory!r}"
+                )
+        object.__setattr__(self, "lowering_passes", types.MappingProxyType(passes))
 
     def resolve_attr(self, name: str) -> str | None:
         """The declared spelling of ``name`` (``num_cores`` finds ``num-cores``), or None."""
@@ -249,7 +291,20 @@ def register_target_kind(kind: TargetKind, override: bool = False) -> TargetKind
                 f"{existing.package or 'in-process code'}); pass override=True to replace it"
             )
         _LOCAL_KINDS[kind.name] = kind
+    _register_passes(kind)
     return kind
+
+
+def _register_passes(kind: TargetKind) -> None:
+    """Make the kind's lowering passes findable by name (``get_pass``, instruments), unless
+    its distribution already declares them under entry-point group ``tvm.passes`` (then the
+    declared entry is the one table row, found before any Target is made)."""
+    from .transform import _declared_passes
+
+    declared = _declared_passes()
+    for pass_name, factory in kind.lowering_passes.items():
+        if pass_name not in declared:
+            register_pass(factory, pass_name)
 
 
 def unregister_target_kind(name: str) -> None:
@@ -287,6 +342,7 @@ def _load_plugin_kinds() -> None:
                     )
                     return
                 _PLUGIN_KINDS[kind.name] = (kind, _plugin)
+                _register_passes(kind)
 
             others = [other.plugin for other in impls if other is not impl]
             caller = pm.subset_hook_caller("tvm_register_target_kinds", others)
@@ -309,9 +365,54 @@ def _all_kinds() -> dict[str, TargetKind]:
     return kinds
 
 
-def list_target_kinds() -> list[str]:
-    """Names of every available target kind (plugins included), sorted."""
-    return sorted(_all_kinds())
+def list_target_kinds(capability: str | None = None) -> list[str]:
+    """Names of every available target kind (plugins included), sorted; with
+    ``capability``, only the kinds that declare it (e.g. :data:`HOST_JIT`)."""
+    kinds = _all_kinds()
+    return sorted(n for n, k in kinds.items() if capability is None or capability in k.capabilities)
+
+
+def host_target(capability: str = HOST_JIT, *, allow_none: bool = False) -> Target | None:
+    """A Target (default attributes) of an installed kind with ``capability``, by default
+    a host JIT: what the core compiles with when it evaluates code at compile time.
+
+    In-process registrations come first, then plugin kinds in the order the plugins
+    registered them.  With none installed: None if ``allow_none``, else
+    :class:`UnknownTargetKindError` saying what to install.
+    """
+    kinds = _all_kinds()
+    local = [k for name, k in kinds.items() if name in _LOCAL_KINDS]
+    plugin = [k for name, k in kinds.items() if name not in _LOCAL_KINDS]
+    for kind in local + plugin:
+        if capability in kind.capabilities:
+            return Target(kind.name)
+    if allow_none:
+        return None
+    installed = ", ".join(sorted(kinds)) or "none"
+    dist = KNOWN_CAPABILITY_DISTRIBUTIONS.get(capability)
+    what = "compiles for this machine in-process" if capability == HOST_JIT else "declares it"
+    hint = f"; install one, e.g. pip install {dist}" if dist else ""
+    raise UnknownTargetKindError(
+        f"no installed target kind has the capability {capability!r} (a kind that {what}); "
+        f"installed target kinds: {installed}{hint}"
+    )
+
+
+def as_target(target: str | dict | Target | None = None) -> Target:
+    """``target`` as a :class:`Target` (a Target is returned as is).  None means the
+    innermost ``with Target(...)``, else :func:`host_target`: the documented default of
+    the functions that compile (``tvm.tir.build``, ``tvm.relax.build``)."""
+    if isinstance(target, Target):
+        return target
+    if target is None:
+        current = Target.current()
+        return current if current is not None else host_target()  # type: ignore[return-value]
+    if isinstance(target, (str, dict)):
+        return Target(target)
+    raise TypeError(
+        f"target must be a string (e.g. the kind name), dict or Target, or None for the "
+        f"current or host target; got {type(target).__name__} {target!r}"
+    )
 
 
 def get_target_kind(name: str) -> TargetKind:

@@ -6,6 +6,7 @@ visitors/mutators (:mod:`~tvm.relax.expr_functor`); passes in :mod:`~tvm.relax.t
 and :func:`build` (the VM compiler, :mod:`~tvm.relax.vm`) with :class:`VirtualMachine`.
 """
 
+from tvm.ffi.lazy import lazy_exports
 from tvm.ir.base import GlobalVar
 from tvm.ir.module import IRModule
 from tvm.ir.op import Op
@@ -88,13 +89,7 @@ def _install_script_printer() -> None:
 _install_script_printer()
 
 
-_LAZY_SUBMODULES = frozenset({"transform", "frontend", "analysis", "vm", "topi", "dpl", "op"})
-
-
-def __getattr__(name: str):
-    """``relax.transform``, ``relax.frontend``, ... import on first use (keeps import fast)."""
-    if name in _LAZY_SUBMODULES:
-        import importlib
-
-        return importlib.import_module(f"{__name__}.{name}")
-    raise AttributeError(f"module 'tvm.relax' has no attribute {name!r}")
+# ``relax.transform``, ``relax.frontend``, ... import on first use (keeps import fast)
+__getattr__, __dir__ = lazy_exports(
+    __name__, {}, submodules=("transform", "frontend", "analysis", "vm", "topi", "dpl", "op")
+)

@@ -15,16 +15,22 @@ facts differ, so a plugin module states them once::
 ``package`` names the plugin's package: its ``build`` module provides ``build(mod, target)``
 and its ``runtime`` module ``device_api()``, ``FILE_SUFFIX`` and ``load_module(path)``.
 Both are imported only when a hook needs them, so loading the plugin stays cheap and a
-runtime-only process never imports the compiler.
+runtime-only process never imports the compiler.  The compile-side hooks receive the
+:class:`tvm.ir.target.Target` their caller made and read its ``kind_name``; this module
+never parses a target (tvm-runtime cannot import tvm-ir).  ``lowering_passes`` (pass name ->
+factory) become the kind's lowering passes (see :class:`tvm.ir.target.TargetKind`).
 """
 
 from __future__ import annotations
 
 import importlib
 import sys
-from typing import Any, Callable, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence
 
 from tvm.ffi.plugin import hookimpl
+
+if TYPE_CHECKING:  # only for annotations: tvm-runtime never imports tvm-ir
+    from tvm.ir.target import Target
 
 __all__ = ["GPUTargetHooks"]
 
@@ -33,7 +39,8 @@ class GPUTargetHooks:
     """The hooks of a GPU target plugin for target kind ``kind`` (see the module doc)."""
 
     def __init__(self, kind: str, device_type: int, *, package: str, distribution: str,
-                 attrs: Mapping[str, tuple], doc: str, keys: Optional[Sequence[str]] = None):
+                 attrs: Mapping[str, tuple], doc: str, keys: Optional[Sequence[str]] = None,
+                 lowering_passes: Optional[Mapping[str, Callable[[], Any]]] = None):
         self.kind = kind
         self.device_type = int(device_type)
         self.package = package
@@ -41,12 +48,11 @@ class GPUTargetHooks:
         self.attrs = attrs
         self.doc = doc
         self.keys = tuple(keys) if keys is not None else (kind, "gpu")
+        self.lowering_passes = dict(lowering_passes or {})
 
-    def _is_mine(self, target: Any) -> bool:
-        kind = getattr(target, "kind_name", None)
-        if kind is None and isinstance(target, str):
-            kind = target.split()[0] if target.split() else None
-        return kind == self.kind
+    def _is_mine(self, target: Target) -> bool:
+        """Whether ``target`` (a ``tvm.ir.target.Target``) is of this plugin's kind."""
+        return target.kind_name == self.kind
 
     def _module(self, name: str) -> Any:
         return importlib.import_module(f"{self.package}.{name}")
@@ -56,14 +62,15 @@ class GPUTargetHooks:
         from tvm.ir.target import TargetKind
 
         register(TargetKind(self.kind, self.device_type, attrs=self.attrs,
-                            default_keys=self.keys, package=self.distribution, doc=self.doc))
+                            default_keys=self.keys, package=self.distribution, doc=self.doc,
+                            lowering_passes=self.lowering_passes))
 
     @hookimpl
-    def tvm_tir_codegen(self, target: Any) -> Optional[Callable[..., Any]]:
+    def tvm_tir_codegen(self, target: Target) -> Optional[Callable[..., Any]]:
         return self._module("build").build if self._is_mine(target) else None
 
     @hookimpl
-    def tvm_tir_default_schedule(self, mod: Any, target: Any) -> Any:
+    def tvm_tir_default_schedule(self, mod: Any, target: Target) -> Any:
         if not self._is_mine(target):
             return None
         from tvm.tir.schedule.gpu_rules import apply_default_gpu_schedule

@@ -3,43 +3,46 @@
 ::
 
     mod = tir.lower(func)                      # lowered TIR, to read (mod.show())
-    rt_mod = tir.build(func, target="llvm")    # a tvm.runtime.Module from the target plugin
+    rt_mod = tir.build(func)                   # for the host target of the plugin registry
+    rt_mod = tir.build(func, target="c")       # or a named one
     rt_mod["main"](a, b, c)
 
 The steps of :func:`build`:
 
-1. the input becomes an IRModule; a PrimFunc without ``global_symbol`` gets its name;
+1. the input becomes an IRModule; a PrimFunc without ``global_symbol`` gets its name; the
+   target becomes a :class:`~tvm.ir.target.Target` (by default the current one, else
+   :func:`tvm.ir.target.host_target`, the installed host JIT);
 2. :func:`apply_default_schedule` lets a target plugin schedule functions that carry no
    schedule (hook ``tvm_tir_default_schedule``);
 3. the pipeline runs under the current PassContext and ``with target``: by default
    :func:`get_default_pipeline`, i.e. the lowering passes of :func:`get_lowering_pipeline`
    then MakePackedAPI, or for a GPU target (keys include ``"gpu"``) :func:`get_gpu_pipeline`,
-   which ends with host functions and ``device_kernel_launch`` kernels;
+   which ends with host functions and ``device_kernel_launch`` kernels; both end with the
+   target kind's own passes (:func:`get_target_passes`), so instruments see them;
 4. the code generator of the target (hook ``tvm_tir_codegen``, see :mod:`tvm.tir.hooks`)
    turns the module into a runtime module.
 
-A target whose plugin is not installed fails at step 0 with the error of
+A target whose plugin is not installed fails at step 1 with the error of
 :class:`tvm.ir.Target`, which says what to install.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Callable, Optional, Union
+from typing import Any, Optional, Union
 
-from tvm.ffi import PluginError
 from tvm.ffi.plugin import get_plugin_manager
 from tvm.ir.module import IRModule
-from tvm.ir.target import KNOWN_TARGET_DISTRIBUTIONS, Target
+from tvm.ir.target import Target, as_target
 from tvm.ir.transform import Pass, Sequential, get_pass
 
-from . import hooks as _hooks  # noqa: F401  (declares the hook specifications)
 from .function import PrimFunc
+from .hooks import get_codegen
 from .schedule.rules.rule import SCHEDULED_ATTR
 
 __all__ = [
     "build", "lower", "get_default_pipeline", "get_lowering_pipeline", "apply_default_schedule",
-    "find_codegen", "get_gpu_pipeline", "is_gpu_target",
+    "get_gpu_pipeline", "get_target_passes", "is_gpu_target",
 ]
 
 FuncOrModule = Union[PrimFunc, IRModule]
@@ -84,7 +87,7 @@ def get_gpu_pipeline(target: Union[None, str, Target] = None) -> Sequential:
     from . import transform as T
     from .transform._gpu import gpu_limits
 
-    tgt = _as_target(target)
+    tgt = _as_target(target) if target is not None else Target.current(allow_none=False)
     return Sequential(
         [
             T.LowerCrossThreadReduction(),
@@ -102,36 +105,36 @@ def get_gpu_pipeline(target: Union[None, str, Target] = None) -> Sequential:
     )
 
 
+def get_target_passes(target: Union[str, Target]) -> list[Pass]:
+    """The TIR passes ``target``'s kind declares (``TargetKind.lowering_passes``), looked up
+    by name with :func:`tvm.ir.transform.get_pass`; they end the default pipeline and work
+    on its output (packed functions, or a GPU target's host functions and kernels)."""
+    return [get_pass(name) for name in _as_target(target).kind.lowering_passes]
+
+
 def get_default_pipeline(target: Union[None, str, Target] = None) -> Sequential:
     """:func:`get_lowering_pipeline` followed by MakePackedAPI for ``target``'s device, or
-    :func:`get_gpu_pipeline` for a GPU target."""
+    :func:`get_gpu_pipeline` for a GPU target, then the target's own passes
+    (:func:`get_target_passes`).  Without a target: the CPU pipeline and no target passes."""
     from .transform.make_packed_api import MakePackedAPI
 
-    device_type = 1  # kDLCPU
-    if target is not None:
+    if target is None:
+        passes: list[Pass] = [get_lowering_pipeline(), MakePackedAPI()]
+    else:
         tgt = _as_target(target)
         if is_gpu_target(tgt):
-            return get_gpu_pipeline(tgt)
-        device_type = tgt.device_type
-    return Sequential(
-        [get_lowering_pipeline(), MakePackedAPI(device_type)], name="tir.default_pipeline"
-    )
+            passes = [get_gpu_pipeline(tgt)]
+        else:
+            passes = [get_lowering_pipeline(), MakePackedAPI(tgt.device_type)]
+        passes += get_target_passes(tgt)
+    if len(passes) == 1:
+        return passes[0]  # type: ignore[return-value]  # the GPU pipeline, as it is
+    return Sequential(passes, name="tir.default_pipeline")
 
 
 def _as_target(target: Union[None, str, dict, Target]) -> Target:
-    if target is None:
-        current = Target.current()
-        if current is None:
-            raise ValueError("tir.build: no target given and no `with Target(...)` is active")
-        return current
-    if isinstance(target, Target):
-        return target
-    if isinstance(target, (str, dict)):
-        return Target(target)
-    raise TypeError(
-        f"tir.build: target must be a string (e.g. 'llvm'), dict or Target, got "
-        f"{type(target).__name__} {target!r}"
-    )
+    """``target`` as a Target; None: the current target, else the registry's host target."""
+    return as_target(target)
 
 
 def _as_module(func_or_mod: Any, name: Optional[str]) -> IRModule:
@@ -175,10 +178,11 @@ def _as_pipeline(pipeline: PipelineLike, target: Optional[Target], lowering_only
     )
 
 
-def apply_default_schedule(mod: IRModule, target: Target) -> IRModule:
+def apply_default_schedule(mod: IRModule, target: Union[str, dict, Target]) -> IRModule:
     """``mod`` scheduled by the target plugin's default rules (hook
-    ``tvm_tir_default_schedule``), or unchanged when every PrimFunc is already scheduled
-    (``tir.is_scheduled``) or no plugin answers."""
+    ``tvm_tir_default_schedule``, asked with a :class:`~tvm.ir.target.Target`), or unchanged
+    when every PrimFunc is already scheduled (``tir.is_scheduled``) or no plugin answers."""
+    target = _as_target(target)
     pending = [
         gv.name_hint for gv, f in mod.items()
         if isinstance(f, PrimFunc) and not f.attrs.get(SCHEDULED_ATTR)
@@ -194,26 +198,6 @@ def apply_default_schedule(mod: IRModule, target: Target) -> IRModule:
             f"{str(target)!r}; expected an IRModule or None"
         )
     return result
-
-
-def find_codegen(target: Target) -> Callable[[IRModule, Target], Any]:
-    """The code generator a plugin provides for ``target`` (hook ``tvm_tir_codegen``)."""
-    codegen = get_plugin_manager().hook.tvm_tir_codegen(target=target)
-    if codegen is None:
-        kind = target.kind_name
-        dist = KNOWN_TARGET_DISTRIBUTIONS.get(kind) or target.kind.package
-        hint = f" (install or update {dist})" if dist else ""
-        raise PluginError(
-            f"no installed plugin generates code for target kind {kind!r}{hint}: the kind is "
-            "registered but no plugin implements tvm_tir_codegen for it; see "
-            "tvm.ffi.format_plugin_table() for the installed plugins"
-        )
-    if not callable(codegen):
-        raise TypeError(
-            f"the tvm_tir_codegen hook for target kind {target.kind_name!r} returned "
-            f"{codegen!r}, which is not callable(mod, target)"
-        )
-    return codegen
 
 
 def lower(
@@ -239,15 +223,17 @@ def lower(
 
 def build(
     func_or_mod: FuncOrModule,
-    target: Union[None, str, dict, Target] = "llvm",
+    target: Union[None, str, dict, Target] = None,
     name: Optional[str] = None,
     pipeline: PipelineLike = None,
 ) -> Any:
     """Compile ``func_or_mod`` for ``target`` into a runtime module (see the module docstring).
 
-    ``name`` names a single PrimFunc (default: its ``global_symbol``, else ``"main"``).
-    ``pipeline`` replaces :func:`get_default_pipeline` entirely (include MakePackedAPI if the
-    target expects packed functions).
+    ``target`` defaults to the current one (``with Target(...)``), else the host target of
+    the plugin registry (:func:`tvm.ir.target.host_target`: the installed kind that JIT-compiles
+    for this machine).  ``name`` names a single PrimFunc (default: its ``global_symbol``,
+    else ``"main"``).  ``pipeline`` replaces :func:`get_default_pipeline` entirely (include
+    MakePackedAPI if the target expects packed functions, and :func:`get_target_passes`).
     """
     mod = _as_module(func_or_mod, name)
     tgt = _as_target(target)
@@ -255,4 +241,4 @@ def build(
     passes = _as_pipeline(pipeline, tgt, lowering_only=False)
     with tgt:
         mod = passes(mod)
-    return find_codegen(tgt)(mod, tgt)
+    return get_codegen(tgt)(mod, tgt)

@@ -14,6 +14,12 @@ Both hooks are ``firstresult``: the first plugin that answers (not ``None``) win
 ``tvm_tir_schedule_rules(target)`` is not: every plugin may contribute schedule rules for a
 target (its own target's, or a vendor's extra ones; see :mod:`tvm.tir.schedule.rules`).
 :func:`get_codegen` asks the plugins and explains what to install when nobody answers.
+
+Every ``target`` a hook receives is a :class:`tvm.ir.target.Target` (callers convert
+strings and dicts first, with the one target-string parser of :mod:`tvm.ir.target`): a
+plugin reads ``target.kind_name`` and ``target.attrs`` and never parses a string.  A
+target's TIR lowering passes are not a hook: its kind declares them
+(``TargetKind.lowering_passes``) and :func:`tvm.tir.build` runs them by name.
 """
 
 from __future__ import annotations
@@ -22,7 +28,9 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from tvm.ffi import PluginError
 from tvm.ffi.plugin import add_hookspecs, get_plugin_manager, hookspec
+from tvm.ir.target import KNOWN_TARGET_DISTRIBUTIONS, Target, as_target
 
 __all__ = ["tvm_tir_codegen", "tvm_tir_default_schedule", "tvm_tir_schedule_rules", "get_codegen",
            "CodegenFunc"]
@@ -33,7 +41,7 @@ CodegenFunc = Callable[[Any, Any], Any]
 
 
 @hookspec(firstresult=True)
-def tvm_tir_codegen(target: Any) -> CodegenFunc | None:
+def tvm_tir_codegen(target: Target) -> CodegenFunc | None:
     """Return the code generator for ``target`` (a :class:`tvm.ir.target.Target`).
 
     The callable takes ``(mod, target)`` where ``mod`` is an IRModule of lowered PrimFuncs
@@ -44,8 +52,9 @@ def tvm_tir_codegen(target: Any) -> CodegenFunc | None:
 
 
 @hookspec(firstresult=True)
-def tvm_tir_default_schedule(mod: Any, target: Any) -> Any:
-    """Return ``mod`` (an IRModule) with the target's default schedules applied, or ``None``
+def tvm_tir_default_schedule(mod: Any, target: Target) -> Any:
+    """Return ``mod`` (an IRModule) with ``target``'s (a :class:`tvm.ir.target.Target`)
+    default schedules applied, or ``None``
     to decline.  :func:`tvm.tir.build` calls it before lowering when some PrimFunc is not
     marked ``tir.is_scheduled``; such marked functions should be left as they are.
     """
@@ -63,14 +72,23 @@ def tvm_tir_schedule_rules(target: Any) -> Any:
 add_hookspecs(sys.modules[__name__])
 
 
-def get_codegen(target: Any) -> CodegenFunc:
-    """The code generator a plugin provides for ``target``; a clear error if none does."""
-    build = get_plugin_manager().hook.tvm_tir_codegen(target=target)
-    if build is None:
-        kind = getattr(target, "kind_name", str(target))
-        from tvm.ir.target import KNOWN_TARGET_DISTRIBUTIONS
-
-        dist = KNOWN_TARGET_DISTRIBUTIONS.get(kind)
-        hint = f"; it is provided by {dist} (pip install {dist})" if dist else ""
-        raise ValueError(f"no installed plugin generates code for target kind {kind!r}{hint}")
-    return build
+def get_codegen(target: Target | str | dict) -> CodegenFunc:
+    """The code generator a plugin provides for ``target`` (hook ``tvm_tir_codegen``, asked
+    with a :class:`~tvm.ir.target.Target`); a clear error if none does."""
+    target = as_target(target)
+    codegen = get_plugin_manager().hook.tvm_tir_codegen(target=target)
+    if codegen is None:
+        kind = target.kind_name
+        dist = KNOWN_TARGET_DISTRIBUTIONS.get(kind) or target.kind.package
+        hint = f" (install or update {dist})" if dist else ""
+        raise PluginError(
+            f"no installed plugin generates code for target kind {kind!r}{hint}: the kind is "
+            "registered but no plugin implements tvm_tir_codegen for it; see "
+            "tvm.ffi.format_plugin_table() for the installed plugins"
+        )
+    if not callable(codegen):
+        raise TypeError(
+            f"the tvm_tir_codegen hook for target kind {target.kind_name!r} returned "
+            f"{codegen!r}, which is not callable(mod, target)"
+        )
+    return codegen

@@ -18,12 +18,14 @@ calls that use them, so chains fold in one walk; ``t[i]`` of a constant tuple (a
 
 How a call is evaluated (``evaluator``):
 
-``"llvm"``   the operator is legalized alone (its ``FLegalize``, as LegalizeOps would),
-             the PrimFuncs are compiled with ``tvm.tir.build(target="llvm")`` (cached per
-             PrimFunc) and run: exactly the code the model would run;
-``"numpy"``  the reference evaluators of :mod:`tvm.relax.transform.numpy_eval`;
-``"auto"``   (default) llvm when ``tvm.target.llvm`` is importable, numpy otherwise or
-             when the llvm route cannot handle the call.
+``"compile"``  the operator is legalized alone (its ``FLegalize``, as LegalizeOps would),
+               the PrimFuncs are compiled for the host target of the plugin registry
+               (:func:`tvm.ir.target.host_target`: an installed kind that JIT-compiles for
+               this machine; cached per PrimFunc) and run: exactly the code the model
+               would run;
+``"numpy"``    the reference evaluators of :mod:`tvm.relax.transform.numpy_eval`;
+``"auto"``     (default) compile when a host JIT target is installed, numpy otherwise or
+               when the compiled route cannot handle the call.
 
 A call nothing can evaluate is left as it is.  Never folded: impure calls, allocations
 (``relax.builtin.*``, ``relax.memory.*``, ``relax.vm.*``), packed calls, and calls whose
@@ -32,7 +34,6 @@ arguments are only shapes or scalars (creation operators like ``zeros`` stay com
 
 from __future__ import annotations
 
-import functools
 import warnings
 from typing import Any, Optional
 
@@ -43,6 +44,7 @@ from tvm.ffi.dtype import to_numpy_dtype
 from tvm.ir.base import GlobalVar
 from tvm.ir.module import IRModule
 from tvm.ir.op import Op
+from tvm.ir.target import Target, UnknownTargetKindError, host_target
 from tvm.ir.transform import PassContext, module_pass
 from tvm.tir.expr import FloatImm, IntImm
 from tvm.tir.function import PrimFunc
@@ -67,26 +69,16 @@ from ..struct_info import TensorStructInfo, TupleStructInfo
 from ._graph_utils import map_relax_functions
 from .numpy_eval import NumpyEvalError, constant_value, evaluate_with_numpy
 
-__all__ = ["FoldConstant", "fold_constant", "llvm_available", "DEFAULT_MAX_ELEMENTS"]
+__all__ = ["FoldConstant", "fold_constant", "DEFAULT_MAX_ELEMENTS"]
 
 DEFAULT_MAX_ELEMENTS = 1 << 24
-_EVALUATORS = ("auto", "llvm", "numpy")
+_EVALUATORS = ("auto", "compile", "numpy")
 _NEVER_FOLDED_PREFIXES = ("relax.builtin.", "relax.memory.", "relax.vm.", "relax.call_dps_packed",
                           "relax.call_pure_packed")
 
 
 class _CannotEvaluate(Exception):
     pass
-
-
-@functools.lru_cache(maxsize=1)
-def llvm_available() -> bool:
-    """Whether ``tvm.target.llvm`` (and llvmlite) can be imported."""
-    try:
-        import tvm.target.llvm  # noqa: F401
-    except Exception:  # noqa: BLE001 - any import failure means "not available"
-        return False
-    return True
 
 
 # -- constant leaves --------------------------------------------------------------------------
@@ -126,25 +118,39 @@ def _as_constant(value: Any, sinfo: Any) -> Expr:
     return Constant(array)
 
 
-# -- the llvm route ---------------------------------------------------------------------------
-# PrimFunc -> compiled ``main``: structurally equal PrimFuncs (the same operator on the same
-# shapes, folded again in another function or build) share one compilation.
-_COMPILED: StructuralMap[Any] = StructuralMap(max_size=256)
-#: the weight-packing PrimFuncs run once per build: compiled without LLVM optimisation,
-#: which halves their compile time
-_PACKING_TARGET = "llvm -opt-level=0"
+# -- the compiled route -----------------------------------------------------------------------
+# host target string -> (PrimFunc -> compiled ``main``): structurally equal PrimFuncs (the same
+# operator on the same shapes, folded again in another function or build) share one
+# compilation per host target.
+_COMPILED: dict[str, StructuralMap[Any]] = {}
 
 
-def _compiled(func: PrimFunc) -> Any:
+def _packing_target(target: Target) -> Target:
+    """The weight-packing PrimFuncs run once per build: compiled without optimisation (the
+    kind's ``opt-level`` attribute, where it has one, set to 0), which halves their compile
+    time."""
+    attr = target.kind.resolve_attr("opt-level")
+    if attr is None or target.kind.attrs[attr][0] is not int:
+        return target
+    return target.with_fields(attrs={**target.attrs, attr: 0})
+
+
+def _compiled(func: PrimFunc, host: Target) -> Any:
     from tvm.tir.build import build
 
     func = func.without_attr("global_symbol")
+
+    def compile_main() -> Any:
+        target = _packing_target(host) if func.attrs.get("layout_rewrite_preproc") else host
+        return build(func, target=target, name="main")["main"]
+
     # the attribute is part of the key, so packing functions never share an entry with others
-    target = _PACKING_TARGET if func.attrs.get("layout_rewrite_preproc") else "llvm"
-    return _COMPILED.get_or_add(func, lambda: build(func, target=target, name="main")["main"])
+    cache = _COMPILED.setdefault(str(host), StructuralMap(max_size=256))
+    return cache.get_or_add(func, compile_main)
 
 
-def _run_prim_func(func: PrimFunc, inputs: list[Any], out_sinfo: Any, scalars: list[int]) -> Any:
+def _run_prim_func(func: PrimFunc, inputs: list[Any], out_sinfo: Any, scalars: list[int],
+                   host: Target) -> Any:
     from tvm import runtime
 
     outs_sinfo = out_sinfo.fields if isinstance(out_sinfo, TupleStructInfo) else [out_sinfo]
@@ -155,16 +161,18 @@ def _run_prim_func(func: PrimFunc, inputs: list[Any], out_sinfo: Any, scalars: l
             raise _CannotEvaluate("call_tir output of unknown shape")
         outs.append(runtime.empty(shape, s.dtype))
     args = [runtime.tensor(np.asarray(a, order="C")) for a in inputs]
-    _compiled(func)(*args, *outs, *scalars)
+    _compiled(func, host)(*args, *outs, *scalars)
     values = [o.numpy() for o in outs]
     return tuple(values) if isinstance(out_sinfo, TupleStructInfo) else values[0]
 
 
 class _LegalizedInterpreter:
-    """Evaluates the bindings a legalization produced (call_tir, tuples, numpy fallbacks)."""
+    """Evaluates the bindings a legalization produced (call_tir, tuples, numpy fallbacks),
+    compiling PrimFuncs for ``host``."""
 
-    def __init__(self, mod: IRModule):
+    def __init__(self, mod: IRModule, host: Target):
         self.mod = mod
+        self.host = host
         self.values: dict[int, Any] = {}
 
     def eval(self, expr: Any) -> Any:
@@ -195,7 +203,7 @@ class _LegalizedInterpreter:
             raise _CannotEvaluate("call_tir callee is not a PrimFunc of the module")
         inputs = [np.asarray(v) for v in self.eval(call.args[1])]
         scalars = list(self.eval(call.args[2])) if len(call.args) > 2 else []
-        return _run_prim_func(func, inputs, call.sinfo_args[0], scalars)
+        return _run_prim_func(func, inputs, call.sinfo_args[0], scalars, self.host)
 
     def run_function(self, func: Function) -> Any:
         for block in func.body.blocks:
@@ -206,7 +214,7 @@ class _LegalizedInterpreter:
         return self.eval(func.body.body)
 
 
-def _evaluate_llvm(call: Call) -> Any:
+def _evaluate_compiled(call: Call, host: Target) -> Any:
     from ..block_builder import BlockBuilder
     from .legalize_ops import LegalizeOps
 
@@ -217,7 +225,7 @@ def _evaluate_llvm(call: Call) -> Any:
         out = bb.emit(call)
         bb.emit_func_output(out)
     mod = LegalizeOps()(bb.get())
-    return _LegalizedInterpreter(mod).run_function(mod["main"])
+    return _LegalizedInterpreter(mod, host).run_function(mod["main"])
 
 
 # -- the pass ---------------------------------------------------------------------------------
@@ -227,7 +235,8 @@ class _Folder(ExprMutator):
         super().__init__(mod)
         self.layout_rewrite_only = layout_rewrite_only
         self.mod = mod
-        self.use_llvm = evaluator == "llvm" or (evaluator == "auto" and llvm_available())
+        # the host JIT target the compiled route uses, None: numpy only
+        self.host = None if evaluator == "numpy" else host_target(allow_none=evaluator == "auto")
         self.numpy_fallback = evaluator in ("auto", "numpy")
         self.max_elements = max_elements
         self.constants: dict[int, tuple[Var, Expr]] = {}
@@ -292,20 +301,20 @@ class _Folder(ExprMutator):
 
     def _evaluate(self, call: Call) -> Any:
         if call.op.name == "relax.call_tir":
-            if not self.use_llvm:
+            if self.host is None:
                 return None
             try:
-                return _LegalizedInterpreter(self.mod).call_tir(call)
+                return _LegalizedInterpreter(self.mod, self.host).call_tir(call)
             except _CannotEvaluate:
                 return None
-        if self.use_llvm:
+        if self.host is not None:
             try:
-                return _evaluate_llvm(call)
+                return _evaluate_compiled(call, self.host)
             except _CannotEvaluate:
                 pass
             except Exception as err:  # noqa: BLE001 - an optimisation must not stop the build
                 warnings.warn(
-                    f"FoldConstant: evaluating {call.op.name} with llvm failed "
+                    f"FoldConstant: evaluating {call.op.name} compiled for {self.host} failed "
                     f"({type(err).__name__}: {err}); trying numpy",
                     stacklevel=2,
                 )
@@ -350,11 +359,14 @@ def FoldConstant(  # noqa: N802 - pass constructors are CamelCase
     calls of weight-packing PrimFuncs (``relax.build`` after SplitLayoutRewritePreproc)."""
     if evaluator not in _EVALUATORS:
         raise ValueError(f"FoldConstant: evaluator must be one of {_EVALUATORS}, got {evaluator!r}")
-    if evaluator == "llvm" and not llvm_available():
-        raise ValueError(
-            "FoldConstant(evaluator='llvm') needs the LLVM target: pip install tvm-target-llvm "
-            "(or use evaluator='auto' / 'numpy')"
-        )
+    if evaluator == "compile":
+        try:
+            host_target()
+        except UnknownTargetKindError as err:
+            raise ValueError(
+                f"FoldConstant(evaluator='compile') compiles for the host target: {err} (or "
+                "use evaluator='auto' / 'numpy')"
+            ) from None
     if not isinstance(max_elements, int) or max_elements < 0:
         raise ValueError(f"FoldConstant: max_elements must be a non-negative int, got {max_elements!r}")
 

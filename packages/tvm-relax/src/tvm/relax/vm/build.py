@@ -2,7 +2,8 @@
 
 ::
 
-    ex = relax.build(mod, target="llvm")
+    ex = relax.build(mod)                # for the host target of the plugin registry
+    ex = relax.build(mod, target="c")    # or a named one
     print(ex.as_text())
     vm = relax.VirtualMachine(ex, tvm.runtime.cpu())
     out = vm["main"](x, w, b)
@@ -15,7 +16,8 @@ The steps, each an IRModule -> IRModule pass (print the module between them with
    DeadCodeElimination;
 2. :func:`schedule_and_prepack`: the target's default schedules of the PrimFuncs, with the
    repacking of constant weights split out of the kernels and done at compile time
-   (AnnotateLayoutFreeBuffers, SplitLayoutRewritePreproc, FoldConstant);
+   (AnnotateLayoutFreeBuffers, SplitLayoutRewritePreproc, FoldConstant compiling the
+   packing for the host target, :func:`tvm.ir.target.host_target`);
 3. :func:`vm_lowering_pipeline`: ToNonDataflow, RemovePurityChecking, CallTIRRewrite
    (explicit outputs), StaticPlanBlockMemory (storage sharing), VMBuiltinLower (explicit
    allocations), VMShapeLower (checks of inputs, symbolic shapes);
@@ -29,7 +31,7 @@ from typing import Any, Mapping, Optional, Union
 
 import numpy as np
 from tvm.ir.module import IRModule
-from tvm.ir.target import Target
+from tvm.ir.target import Target, as_target, host_target
 from tvm.ir.transform import Pass, PassContext, Sequential
 from tvm.runtime.vm import Executable
 
@@ -81,14 +83,15 @@ def schedule_and_prepack(mod: IRModule, target: Target) -> IRModule:
     of layout-free buffers moved to compile time: parameters that only receive constants
     are marked ``layout_free_buffers`` before scheduling, the blocks the schedule marks
     ``layout_rewrite_preproc`` are split into PrimFuncs of their own and FoldConstant
-    evaluates those on the constants.  A target without default schedules, a kernel whose
-    weight is not constant, or ``opt_level=0`` keeps the packing in the kernel."""
+    evaluates those on the constants, compiled for the host target of the plugin registry.
+    A target without default schedules, a kernel whose weight is not constant, or
+    ``opt_level=0`` keeps the packing in the kernel; without a host JIT target installed the
+    split-out packing functions stay in the module and run with it."""
     from tvm.ir.module import IRModule as _Module
     from tvm.tir.build import apply_default_schedule
     from tvm.tir.function import PrimFunc
 
     from .. import transform as T
-    from ..transform.fold_constant import llvm_available
     from ..transform.split_layout_rewrite_preproc import remove_unused_preproc
 
     mod = T.AnnotateLayoutFreeBuffers()(mod)
@@ -98,9 +101,9 @@ def schedule_and_prepack(mod: IRModule, target: Target) -> IRModule:
     scheduled = apply_default_schedule(_Module(prims), target)
     mod = mod.with_functions({gv: scheduled[gv] for gv in prims if scheduled[gv] is not prims[gv]})
     split = T.SplitLayoutRewritePreproc()(mod)
-    if split is mod or not llvm_available():
+    if split is mod or host_target(allow_none=True) is None:
         return split
-    folded = T.FoldConstant(evaluator="llvm", layout_rewrite_only=True)(split)
+    folded = T.FoldConstant(evaluator="compile", layout_rewrite_only=True)(split)
     return remove_unused_preproc(folded)
 
 
@@ -147,7 +150,7 @@ def bind_params(mod: IRModule, params: Mapping[str, Any], func_name: str = "main
 
 def build(
     mod: Union[IRModule, Function],
-    target: Union[str, dict, Target, None] = "llvm",
+    target: Union[str, dict, Target, None] = None,
     params: Optional[Mapping[str, Any]] = None,
     exec_mode: str = "bytecode",
     *,
@@ -155,7 +158,9 @@ def build(
 ) -> Executable:
     """Compile ``mod`` for ``target`` into a VM executable (see the module docstring).
 
-    ``params`` binds parameters of ``main`` to constants; ``pipeline`` replaces the graph
+    ``target`` defaults to the current one (``with Target(...)``), else the host target of
+    the plugin registry (:func:`tvm.ir.target.host_target`: the installed kind that
+    JIT-compiles for this machine).  ``params`` binds parameters of ``main`` to constants; ``pipeline`` replaces the graph
     passes (a Pass, or None to skip them; the VM lowering always runs).
     """
     if exec_mode != "bytecode":
@@ -168,11 +173,7 @@ def build(
     if not isinstance(mod, IRModule):
         raise TypeError(f"relax.build expects an IRModule or a relax.Function, got "
                         f"{type(mod).__name__}")
-    if target is None:
-        target = Target.current()
-        if target is None:
-            raise ValueError("relax.build: no target given and no `with Target(...)` is active")
-    tgt = target if isinstance(target, Target) else Target(target)
+    tgt = as_target(target)
     if params:
         mod = bind_params(mod, params)
     if pipeline == "default":

@@ -2,13 +2,17 @@
 
 Registers the ``c`` target kind (CPU, device type 1) and answers ``tvm_tir_codegen`` for
 it.  Importing this module is cheap; the compiler is looked for when code is built.
+Hooks receive a :class:`tvm.ir.target.Target`.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from tvm.ffi.plugin import hookimpl
+
+if TYPE_CHECKING:
+    from tvm.ir.target import Target
 
 __all__ = ["tvm_register_target_kinds", "tvm_tir_codegen", "C_TARGET_ATTRS", "ensure_registered"]
 
@@ -42,11 +46,9 @@ def tvm_register_target_kinds(register: Callable[[Any], None]) -> None:
 
 
 @hookimpl
-def tvm_tir_codegen(target: Any) -> Callable[..., Any] | None:
-    kind = getattr(target, "kind_name", None)
-    if kind is None and isinstance(target, str):
-        kind = target.split()[0] if target.split() else None
-    if kind != "c":
+def tvm_tir_codegen(target: Target) -> Callable[..., Any] | None:
+    """``build`` for a ``c`` :class:`tvm.ir.target.Target`, else None."""
+    if target.kind_name != "c":
         return None
     from .build import build
 

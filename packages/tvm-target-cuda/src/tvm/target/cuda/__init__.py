@@ -15,8 +15,7 @@ Compile side: :mod:`.codegen` (:class:`CUDAPrinter`), :mod:`.compiler` (nvcc, PT
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from tvm.ffi.lazy import lazy_exports
 
 _EXPORTS = {
     "build": ".build",
@@ -38,15 +37,4 @@ _EXPORTS = {
 
 __all__ = list(_EXPORTS)
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'tvm.target.cuda' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(list(globals()) + __all__)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

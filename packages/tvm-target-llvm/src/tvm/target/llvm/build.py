@@ -1,8 +1,11 @@
 """``build``: IRModule of lowered PrimFuncs -> :class:`LLVMModule`.
 
-Before code generation each function goes through MakePackedAPI (when not packed yet) and
-:func:`~.unswitch.unswitch_invariant_guards` (full register tiles run unguarded) and
-:func:`~.promote.promote_loop_accumulators` (their accumulators live in registers).
+``tvm.tir.build`` hands over packed functions that went through the llvm kind's lowering
+passes (:data:`~.plugin.LOWERING_PASSES`: full register tiles unswitched out of their
+guards, their accumulators kept in registers) at the end of its pipeline; code generation
+itself rewrites no TIR.  Called directly with functions that are not packed yet (tests,
+hand-written lowered TIR), :func:`build` first runs the end of that pipeline on them:
+MakePackedAPI and the same passes, under the current PassContext.
 """
 
 from __future__ import annotations
@@ -12,13 +15,12 @@ from typing import Any
 from tvm.ffi.structural import deep_recursion
 from tvm.ir.module import IRModule
 from tvm.tir import PrimFunc
-from tvm.tir.transform.make_packed_api import make_packed_api
+from tvm.ir.transform import Sequential
 
 from .codegen import CodeGenLLVM
 from .llvm_target import LLVMTargetOptions, create_target_machine
 from .module import LLVMModule
-from .promote import promote_loop_accumulators
-from .unswitch import unswitch_invariant_guards
+from .plugin import LOWERING_PASSES
 
 __all__ = ["build", "codegen_ir"]
 
@@ -40,10 +42,25 @@ def _functions(mod: Any) -> list[tuple[str, PrimFunc]]:
     return out
 
 
-def codegen_ir(mod: Any, target: Any = None, name: str = "tvm_module") -> tuple[str, Any]:
-    """LLVM IR text (unoptimised) of ``mod`` and the resolved target options.
+def _packed(funcs: list[tuple[str, PrimFunc]]) -> list[tuple[str, PrimFunc]]:
+    """``funcs`` through the end of tir.build's default pipeline (MakePackedAPI, then the
+    llvm lowering passes) when some are not packed yet; as they are otherwise."""
+    from tvm.tir.transform.make_packed_api import MakePackedAPI
 
-    PrimFuncs that are not packed yet go through MakePackedAPI first.
+    if all(f.attrs.get("calling_conv") == "packed" for _, f in funcs):
+        return funcs
+    mod = IRModule(dict(funcs))
+    tail = Sequential([MakePackedAPI(), *(make() for make in LOWERING_PASSES.values())],
+                      name="tir.llvm.pack_and_lower")
+    return [(gv.name_hint, f) for gv, f in tail(mod).items()]
+
+
+def codegen_ir(mod: Any, target: Any = None, name: str = "tvm_module") -> tuple[str, Any]:
+    """LLVM IR text (unoptimised) of ``mod`` and the resolved target options (``target``: an
+    llvm Target, its string, LLVMTargetOptions, or None for the host).
+
+    PrimFuncs that are not packed yet go through MakePackedAPI and the llvm lowering passes
+    first (see the module docstring).
     """
     opts = target if isinstance(target, LLVMTargetOptions) else \
         LLVMTargetOptions.from_target(target)
@@ -51,10 +68,8 @@ def codegen_ir(mod: Any, target: Any = None, name: str = "tvm_module") -> tuple[
     cg = CodeGenLLVM(name, opts.triple, str(tm.target_data), opts.num_cores,
                      protected_slots=opts.is_elf, threading=opts.threading)
     with deep_recursion():  # a packed function nests a let/assert per argument field
-        for fname, func in _functions(mod):
-            if func.attrs.get("calling_conv") != "packed":
-                func = make_packed_api(func, fname)
-            cg.add_function(promote_loop_accumulators(unswitch_invariant_guards(func)), fname)
+        for fname, func in _packed(_functions(mod)):
+            cg.add_function(func, fname)
     return str(cg.finish(opts.target_str)), opts
 
 

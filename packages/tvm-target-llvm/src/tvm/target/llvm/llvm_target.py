@@ -29,6 +29,7 @@ from typing import Any
 
 import llvmlite.binding as llvm
 from tvm.ffi.knobs import OMP_WAIT_POLICY
+from tvm.ir.target import Target
 
 from .host_cpu import host_cpu_features, host_cpu_name, host_triple, init_llvm
 
@@ -86,24 +87,6 @@ def _threading_mode(value: Any, is_host: bool, is_elf: bool) -> str:
     return value
 
 
-def _attr(target: Any, name: str) -> Any:
-    if target is None or isinstance(target, str):
-        return None
-    attrs = getattr(target, "attrs", None) or {}
-    return attrs.get(name)
-
-
-def _parse_string(text: str) -> dict[str, Any]:
-    parts = text.split()
-    if not parts or parts[0] != "llvm":
-        raise ValueError(f"not an llvm target string: {text!r}")
-    out: dict[str, Any] = {}
-    for tok in parts[1:]:
-        key, _, value = tok.lstrip("-").partition("=")
-        out[key] = value.split(",") if key == "mattr" else value
-    return out
-
-
 @dataclass(frozen=True)
 class LLVMTargetOptions:
     """Resolved code generation options for one llvm target."""
@@ -126,15 +109,15 @@ class LLVMTargetOptions:
         return not any(os in self.triple for os in ("darwin", "macos", "ios", "windows", "wasm"))
 
     @classmethod
-    def from_target(cls, target: Any = None) -> LLVMTargetOptions:
-        """Options of a :class:`tvm.ir.target.Target` (or an ``"llvm ..."`` string, or None)."""
+    def from_target(cls, target: Target | str | dict | None = None) -> LLVMTargetOptions:
+        """Options of an llvm :class:`tvm.ir.target.Target` (a string or dict is parsed by
+        ``Target``; None is plain ``llvm``: the host CPU)."""
         init_llvm()
-        if isinstance(target, str):
-            attrs = _parse_string(target)
-            get = attrs.get
-        else:
-            def get(name: str) -> Any:
-                return _attr(target, name)
+        if not isinstance(target, Target):
+            target = Target(target if target is not None else "llvm")
+        if target.kind_name != "llvm":
+            raise ValueError(f"llvm target options of a {target.kind_name!r} target: {target}")
+        get = target.attrs.get
         triple = get("mtriple") or host_triple()
         mcpu = get("mcpu")
         mattr = list(get("mattr") or ())
@@ -160,7 +143,7 @@ class LLVMTargetOptions:
         num_cores = 0 if cores in (None, "") else int(cores)
         if num_cores < 0:
             raise ValueError(f"llvm target: -num-cores must be >= 0, got {num_cores}")
-        text = target if isinstance(target, str) else (str(target) if target is not None else "llvm")
+        text = str(target)
         same_os = same_arch and triple.split("-")[2:3] == host_triple().split("-")[2:3]
         is_elf = not any(k in triple for k in ("darwin", "macos", "ios", "windows", "wasm"))
         threading = _threading_mode(get("threading"), same_os, is_elf)

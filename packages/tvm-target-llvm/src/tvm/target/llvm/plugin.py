@@ -1,20 +1,28 @@
 """The ``llvm`` plugin of tvm (entry point ``[project.entry-points.tvm] llvm``).
 
-Registers the ``llvm`` target kind (CPU, device type 1), answers ``tvm_tir_codegen`` for it
-contributes the default CPU schedule rules for it (``tvm_tir_schedule_rules``) and schedules
-unscheduled PrimFuncs with them (``tvm_tir_default_schedule``,
-:mod:`tvm.target.llvm.schedule_rules`).  Importing this module stays cheap: LLVM is initialised only when code is generated.
+Registers the ``llvm`` target kind (CPU, device type 1; a host JIT, capability
+``host-jit``, so the core compiles constant folding and weight prepacking with it), with
+its lowering passes (:data:`LOWERING_PASSES`, run at the end of ``tvm.tir.build``'s default
+pipeline), answers ``tvm_tir_codegen`` for it, contributes the default CPU schedule rules
+(``tvm_tir_schedule_rules``) and schedules unscheduled PrimFuncs with them
+(``tvm_tir_default_schedule``, :mod:`tvm.target.llvm.schedule_rules`).
+Importing this module stays cheap: LLVM is initialised only when code is generated.
+Hooks receive a :class:`tvm.ir.target.Target`.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+import importlib
+from typing import TYPE_CHECKING, Any, Callable
 
 from tvm.ffi.plugin import hookimpl
 
+if TYPE_CHECKING:
+    from tvm.ir.target import Target
+
 __all__ = [
     "tvm_register_target_kinds", "tvm_tir_codegen", "tvm_tir_default_schedule",
-    "tvm_tir_schedule_rules", "LLVM_TARGET_ATTRS",
+    "tvm_tir_schedule_rules", "LLVM_TARGET_ATTRS", "LOWERING_PASSES",
 ]
 
 #: attribute -> (type, default) of the llvm target kind
@@ -28,8 +36,25 @@ LLVM_TARGET_ATTRS = {
 }
 
 
+def _pass(module: str, factory: str) -> Callable[[], Any]:
+    """A factory of the pass ``factory()`` of ``tvm.target.llvm.<module>``, imported on use."""
+
+    def make() -> Any:
+        return getattr(importlib.import_module(f"{__package__}.{module}"), factory)()
+
+    return make
+
+
+#: TIR -> TIR passes of llvm targets, in order, after MakePackedAPI (see tvm.tir.build): full
+#: register tiles unswitched out of their guards, then their accumulators kept in registers
+LOWERING_PASSES: dict[str, Callable[[], Any]] = {
+    "tir.llvm.UnswitchInvariantGuards": _pass("unswitch", "UnswitchInvariantGuards"),
+    "tir.llvm.PromoteLoopAccumulators": _pass("promote", "PromoteLoopAccumulators"),
+}
+
+
 def _kind() -> Any:
-    from tvm.ir.target import TargetKind
+    from tvm.ir.target import HOST_JIT, TargetKind
 
     return TargetKind(
         "llvm",
@@ -37,6 +62,8 @@ def _kind() -> Any:
         attrs=LLVM_TARGET_ATTRS,
         default_keys=("cpu",),
         package="tvm-target-llvm",
+        capabilities=(HOST_JIT,),
+        lowering_passes=LOWERING_PASSES,
         doc=("CPU code through LLVM (llvmlite): -mcpu, -mtriple, -mattr, -num-cores, -opt-level, "
              "-threading=omp|pool (parallel loops through libgomp's GOMP_parallel, the default "
              "when libgomp loads, or through the runtime's thread pool)"),
@@ -48,16 +75,9 @@ def tvm_register_target_kinds(register: Callable[[Any], None]) -> None:
     register(_kind())
 
 
-def _kind_name(target: Any) -> Any:
-    kind = getattr(target, "kind_name", None)
-    if kind is None and isinstance(target, str):
-        kind = target.split()[0] if target.split() else None
-    return kind
-
-
 @hookimpl
-def tvm_tir_codegen(target: Any) -> Callable[..., Any] | None:
-    if _kind_name(target) != "llvm":
+def tvm_tir_codegen(target: Target) -> Callable[..., Any] | None:
+    if target.kind_name != "llvm":
         return None
     from .build import build
 
@@ -65,9 +85,9 @@ def tvm_tir_codegen(target: Any) -> Callable[..., Any] | None:
 
 
 @hookimpl
-def tvm_tir_default_schedule(mod: Any, target: Any) -> Any:
+def tvm_tir_default_schedule(mod: Any, target: Target) -> Any:
     """``mod`` with the default CPU schedules applied to its unscheduled PrimFuncs."""
-    if _kind_name(target) != "llvm":
+    if target.kind_name != "llvm":
         return None
     from .schedule_rules import apply_default_schedules
 
@@ -75,9 +95,9 @@ def tvm_tir_default_schedule(mod: Any, target: Any) -> Any:
 
 
 @hookimpl
-def tvm_tir_schedule_rules(target: Any) -> Any:
+def tvm_tir_schedule_rules(target: Target) -> Any:
     """The default CPU rules for an llvm ``target`` (its vector width, registers, cores)."""
-    if _kind_name(target) != "llvm":
+    if target.kind_name != "llvm":
         return None
     from .schedule_rules import cpu_info, cpu_rules
 

@@ -28,6 +28,10 @@ be used otherwise there (calls), and accesses through another buffer sharing its
 must not exist.  Loops are tried from the
 outside in, so the copies move out of the whole reduction nest (``rc, ry, rx`` of a
 convolution).  A loop whose extent may be zero is guarded by ``extent > 0``.
+
+As a pass: :func:`PromoteLoopAccumulators` (``tir.llvm.PromoteLoopAccumulators``), one of
+the llvm kind's lowering passes that ``tvm.tir.build`` runs after MakePackedAPI (and after
+``tir.llvm.UnswitchInvariantGuards``, whose unguarded tiles it promotes).
 """
 
 from __future__ import annotations
@@ -45,7 +49,7 @@ from tvm.tir.stmt import (
 
 from .unswitch import reads_any, stored_inside
 
-__all__ = ["promote_loop_accumulators"]
+__all__ = ["promote_loop_accumulators", "PromoteLoopAccumulators"]
 
 #: most vector slots promoted per loop (registers are the limit; beyond, LLVM would spill)
 MAX_SLOTS = 28
@@ -354,3 +358,12 @@ def promote_loop_accumulators(func: PrimFunc) -> PrimFunc:
     mutator = _Promoter()
     body = mutator.visit_stmt(func.body)
     return func if body is func.body else func.with_body(body)
+
+
+def PromoteLoopAccumulators() -> Any:  # noqa: N802 - pass constructors are CamelCase
+    """The pass ``tir.llvm.PromoteLoopAccumulators``: :func:`promote_loop_accumulators` on
+    every PrimFunc."""
+    from tvm.ir.transform import function_pass
+
+    return function_pass(lambda func, mod, ctx: promote_loop_accumulators(func), opt_level=0,
+                         name="tir.llvm.PromoteLoopAccumulators", func_type=PrimFunc)

@@ -14,6 +14,9 @@ so full tiles run the unguarded kernel and only the last, partial tile the guard
 A loop qualifies when its body is a sequence of statements among which at least one is an
 ``if`` without ``else`` whose condition uses no variable bound inside the loop and reads no
 buffer the loop writes (a flag or counter updated by the loop is not invariant).
+
+As a pass: :func:`UnswitchInvariantGuards` (``tir.llvm.UnswitchInvariantGuards``), one of the
+llvm kind's lowering passes that ``tvm.tir.build`` runs after MakePackedAPI.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from tvm.tir.stmt import (
 from tvm.tir.stmt_functor import free_vars, pre_order_visit
 from tvm.tir.transform._common import rename_definitions
 
-__all__ = ["unswitch_invariant_guards", "stored_inside", "reads_any"]
+__all__ = ["unswitch_invariant_guards", "UnswitchInvariantGuards", "stored_inside", "reads_any"]
 
 #: loops whose body has more statements than this are left alone (code size)
 MAX_STATEMENTS = 64
@@ -127,3 +130,12 @@ def unswitch_invariant_guards(func: PrimFunc) -> PrimFunc:
     mutator = _Unswitcher()
     body = mutator.visit_stmt(func.body)
     return func if body is func.body else func.with_body(body)
+
+
+def UnswitchInvariantGuards() -> Any:  # noqa: N802 - pass constructors are CamelCase
+    """The pass ``tir.llvm.UnswitchInvariantGuards``: :func:`unswitch_invariant_guards` on
+    every PrimFunc."""
+    from tvm.ir.transform import function_pass
+
+    return function_pass(lambda func, mod, ctx: unswitch_invariant_guards(func), opt_level=0,
+                         name="tir.llvm.UnswitchInvariantGuards", func_type=PrimFunc)

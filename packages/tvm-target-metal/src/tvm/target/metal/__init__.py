@@ -14,8 +14,7 @@ API reports the device as absent and every device operation raises
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from tvm.ffi.lazy import lazy_exports
 
 _EXPORTS = {
     "build": ".build",
@@ -30,15 +29,4 @@ _EXPORTS = {
 
 __all__ = list(_EXPORTS)
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'tvm.target.metal' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(list(globals()) + __all__)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

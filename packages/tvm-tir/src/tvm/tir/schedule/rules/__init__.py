@@ -56,11 +56,13 @@ def rules_for_target(target: Any) -> list[ScheduleRule]:
     """The rules every plugin contributes for ``target`` (hook ``tvm_tir_schedule_rules``),
     stably sorted by priority, highest first; empty when no plugin answers."""
     from tvm.ffi.plugin import get_plugin_manager
+    from tvm.ir.target import as_target
 
     from ... import hooks  # noqa: F401  (registers the hook specs)
 
     out: list[ScheduleRule] = []
-    for answer in get_plugin_manager().hook.tvm_tir_schedule_rules(target=target):
+    hook = get_plugin_manager().hook.tvm_tir_schedule_rules
+    for answer in hook(target=as_target(target)):
         if answer is None:
             continue
         for rule in answer:
