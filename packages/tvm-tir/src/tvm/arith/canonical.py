@@ -46,6 +46,7 @@ from .rewrite_simplify import RewriteSimplifier
 
 __all__ = ["Poly", "Atom", "CanonicalSimplifier", "SKey", "KeyMaker", "expr_key"]
 
+_SKELETON = (Add, Sub, Mul, FloorDiv, FloorMod)
 _EXPAND_LIMIT = 32  # largest product of sums expanded into monomials
 _VAR, _DIV, _MOD, _EXPR = 0, 1, 2, 3
 
@@ -272,9 +273,24 @@ class CanonicalSimplifier(RewriteSimplifier):
     # -- entry from the visitor ----------------------------------------------------------
     def _visit_int_arith(self, expr: PrimExpr) -> PrimExpr:
         out = self.from_poly(self.to_poly(expr), expr.dtype)
-        if out is not expr and self.key(out) == self.key(expr):
+        if out is not expr and self._same_tree(out, expr):
             return expr
         return out
+
+    def _same_tree(self, a: PrimExpr, b: PrimExpr) -> bool:
+        """``key(a) == key(b)`` without building keys for the arithmetic skeleton (``a`` is
+        freshly rebuilt; its leaves are atoms whose keys are already known)."""
+        if a is b:
+            return True
+        t = type(a)
+        if t is not type(b):
+            return False
+        if t is IntImm:
+            return a.value == b.value and a.dtype == b.dtype
+        if t in _SKELETON:
+            return a.dtype == b.dtype and self._same_tree(a.a, b.a) and \
+                self._same_tree(a.b, b.b)
+        return self.key(a) == self.key(b)
 
     def key(self, expr: Any) -> SKey:
         """The interned structural key of ``expr``."""
