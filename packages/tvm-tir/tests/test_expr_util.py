@@ -44,3 +44,14 @@ def test_loop_extent_of_a_loop_and_of_its_sref():
     assert loop_extent(loop) == 16
     assert loop_extent(StmtSRef(loop, "main")) == 16
     assert loop_extent(For(i, 0, n, body=Evaluate(E.const(0)))) is None
+
+
+def test_arith_and_helpers_import_first():
+    """tvm.arith and tvm.tir import each other: either may be imported first."""
+    import subprocess
+    import sys
+
+    for module in ("tvm.arith", "tvm.arith.const_fold", "tvm.tir.expr_util", "tvm.tir.transform"):
+        done = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True,
+                              text=True)
+        assert done.returncode == 0, done.stderr

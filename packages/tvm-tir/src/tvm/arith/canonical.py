@@ -34,9 +34,10 @@ from typing import Any
 from tvm.ffi import Object
 from tvm.ir.op import Op
 from tvm.tir.expr import (
-    EQ, GE, GT, LE, LT, NE, Add, And, Div, FloorDiv, FloorMod, IntImm, Mod, Mul, PrimExpr,
+    EQ, GE, GT, LE, LT, NE, Add, And, Call, Div, FloorDiv, FloorMod, IntImm, Mod, Mul, PrimExpr,
     SizeVar, Sub, Var,
 )
+from tvm.tir.op import effect_kind
 
 from .bound import (
     NEG_INF, POS_INF, Bound, b_add, bound_floordiv, bound_floormod, bound_mul,
@@ -82,7 +83,8 @@ class SKey:
 
 class KeyMaker:
     """Builds interned :class:`SKey` keys of expressions: equal keys mean structurally
-    equal expressions (variables by identity); variables order by name first."""
+    equal expressions (variables by identity; a call with side effects equals only
+    itself); variables order by name first."""
 
     def __init__(self) -> None:
         self.memo: dict[int, tuple[Any, SKey]] = {}
@@ -117,6 +119,9 @@ class KeyMaker:
                                 order)
             elif isinstance(expr, IntImm):
                 parts = ("i", expr.dtype, expr.value)
+            elif isinstance(expr, Call) and effect_kind(expr) == "side_effect":
+                # Two calls with side effects are two evaluations: never equal, never merged.
+                parts = ("se", id(expr))
             elif isinstance(expr, PrimExpr):
                 parts = (expr._type_key, *(self(getattr(expr, info.name))
                                            for info in expr._field_infos

@@ -110,13 +110,24 @@ def round_float(value: float, dtype: str) -> float:
         return float(np_type(value))
 
 
+_INT_CACHE: dict[tuple[int, str], IntImm] = {}
+
+
 def make_int(value: int, dtype: str) -> PrimExpr:
-    """An integer constant of ``dtype`` (wrapped to its width; broadcast for vector dtypes)."""
+    """An integer constant of ``dtype`` (wrapped to its width; broadcast for vector dtypes).
+    Immediates are immutable, so the scalar ones are shared."""
+    imm = _INT_CACHE.get((value, dtype))
+    if imm is not None:
+        return imm
     code, bits, lanes = parse_dtype(dtype)
     if lanes > 1:
         scalar = dtype.rsplit("x", 1)[0]
         return Broadcast(make_int(value, scalar), lanes)
-    return IntImm(dtype, wrap_int(int(value), dtype))
+    imm = IntImm(dtype, wrap_int(int(value), dtype))
+    if len(_INT_CACHE) > 4096:
+        _INT_CACHE.clear()
+    _INT_CACHE[(value, dtype)] = imm
+    return imm
 
 
 def make_float(value: float, dtype: str) -> PrimExpr:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from tvm.arith import Analyzer
 from tvm.ir.transform import FunctionPass
 
 from ..expr import GE, LT, And, FloatImm, IntImm, Not, PrimExpr, Range, Var, is_int_dtype, lanes_of
@@ -36,6 +35,8 @@ class _Simplifier(StmtExprMutator):
     """Statement-level rules over one analyzer that collects what each scope knows."""
 
     def __init__(self) -> None:
+        from tvm.arith import Analyzer  # tvm.arith imports tvm.tir: not at module level
+
         self.analyzer = Analyzer()
 
     def visit_expr(self, e: PrimExpr) -> PrimExpr:

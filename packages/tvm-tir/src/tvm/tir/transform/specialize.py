@@ -22,8 +22,6 @@ from __future__ import annotations
 import numbers
 from typing import Any, Mapping, Optional
 
-from tvm.arith import Analyzer
-
 from ..buffer import Buffer
 from ..expr import Cast, IntImm, PrimExpr, Var, const
 from ..function import PrimFunc
@@ -45,6 +43,8 @@ class _Specializer(StmtExprMutator):
         self.vmap = vmap
         self.buffers: dict[Buffer, Buffer] = {}
         self._depth = 0
+        from tvm.arith import Analyzer  # tvm.arith imports tvm.tir: not at module level
+
         self._analyzer = Analyzer()
 
     def visit_expr(self, expr: PrimExpr) -> PrimExpr:
@@ -150,6 +150,8 @@ class _Bindings:
         else:
             names = ", ".join(sorted(v.name for v in values if _uses_any(values[v], values)))
             raise ValueError(f"specialize: cyclic bindings between variables {names}")
+        from tvm.arith import Analyzer
+
         simplify = Analyzer().simplify
         for var, value, origin in self.repeats:
             first = values[var]
@@ -177,6 +179,8 @@ def _uses_any(expr: PrimExpr, values: Mapping[Var, Any]) -> bool:
 def _provably_equal(a: PrimExpr, b: PrimExpr) -> bool:
     if a is b:
         return True
+    from tvm.arith import Analyzer
+
     if a.dtype != b.dtype:
         b = _coerce(b, a.dtype, "expression")
     return bool(Analyzer().can_prove_equal(a, b))
