@@ -1,13 +1,23 @@
 """Test sessions: one per distribution (only it and its declared dependencies installed),
-the real-plugin session, end-to-end tests, lint and the demo.
+the real-plugin session, every test with everything installed, the dependency floors,
+lint and the demo.
 
     nox                 # everything CI runs
     nox -s "tests(tvm-tir)"
+    nox -s all          # every test of every package and tests/, everything installed
     nox -s demo         # the main job: compile and run, showing each stage
+
+``tests(<dist>)`` proves a distribution installs and passes alone (tests that need a
+package it does not declare skip there).  ``all`` is the run that must not hide anything:
+every distribution installed, no skip allowed except tests marked ``gpu`` without a device
+(``--forbid-skips``, see the repository's ``conftest.py``), the skip count printed.
+``floors`` installs the lowest versions the distributions admit of the dependencies whose
+behaviour the tests pin down (numpy, ml_dtypes, onnx) and runs the tests that depend on them.
 """
 
 from __future__ import annotations
 
+import os
 import tomllib
 from pathlib import Path
 
@@ -18,7 +28,7 @@ PACKAGES = ROOT / "packages"
 
 nox.options.default_venv_backend = "uv"
 nox.options.reuse_existing_virtualenvs = True
-nox.options.sessions = ["lint", "tests", "plugins", "e2e"]
+nox.options.sessions = ["lint", "tests", "plugins", "all", "floors"]
 
 
 def _dist_dirs() -> dict[str, Path]:
@@ -84,13 +94,81 @@ def _all_dists_install(session: nox.Session) -> None:
     session.install("--no-deps", "--reinstall", *paths)
 
 
+#: third-party packages the whole-tree run needs beyond the distributions' own
+#: dependencies (test tools, the ONNX reference runtime, the xdist runner, tvm-target-cuda's
+#: ``nvrtc`` extra)
+TEST_TOOLS = ["pytest", "hypothesis", "pytest-xdist", "onnx>=1.14", "onnxruntime",
+              "nvidia-cuda-nvrtc"]  # NVRTC compiles CUDA to PTX without a GPU
+#: torch for the DLPack interop tests: pinned (an unpinned torch pulls a CUDA build of
+#: several GB); a local wheel directory in PIP_FIND_LINKS is searched first
+TORCH = "torch==2.13.0"
+
+
+def _install_test_tools(session: nox.Session) -> None:
+    session.install(*TEST_TOOLS)
+    links = [a for d in os.environ.get("PIP_FIND_LINKS", "").split() if Path(d).is_dir()
+             for a in ("--find-links", d)]
+    session.install(*links, TORCH)
+
+
+def _test_dirs() -> list[Path]:
+    """Every package's tests, then the end-to-end tests (the real-plugin tests run in
+    their own session, since they install extra distributions)."""
+    return [DISTS[d] / "tests" for d in DISTS if (DISTS[d] / "tests").is_dir()] + [
+        ROOT / "tests"]
+
+
+def _xdist_args(session: nox.Session) -> list[str]:
+    workers = session.env.get("TVM_TEST_WORKERS") or "auto"
+    return ["-n", workers, "--dist", "loadgroup"]
+
+
+@nox.session(name="all")
+def all_tests(session: nox.Session) -> None:
+    """Every test of every package and of tests/, with every distribution installed.
+
+    One pytest run per test folder (test module names repeat between packages), each over
+    all cores with pytest-xdist; no skip is allowed but GPU-marked tests without a device.
+    """
+    _all_dists_install(session)
+    _install_test_tools(session)
+    for tests_dir in _test_dirs():
+        session.run("pytest", str(tests_dir), "--ignore", str(ROOT / "tests" / "plugins"),
+                    "--forbid-skips", *_xdist_args(session), *session.posargs)
+
+
 @nox.session
 def e2e(session: nox.Session) -> None:
-    """Cross-package end-to-end tests with every distribution installed."""
+    """Only the cross-package end-to-end tests of tests/, everything installed."""
     _all_dists_install(session)
-    session.install("onnx>=1.14", "onnxruntime")  # tests/onnx (frontend end to end)
+    _install_test_tools(session)
     session.run("pytest", str(ROOT / "tests"), "--ignore", str(ROOT / "tests" / "plugins"),
-                *session.posargs, success_codes=[0, 5])
+                "--forbid-skips", *_xdist_args(session), *session.posargs)
+
+
+#: the lowest versions the distributions admit, for the dependencies whose behaviour tests
+#: pin down bit for bit; ``floors`` runs the tests below against exactly these
+FLOORS = ["numpy==1.26.4", "ml_dtypes==0.5.0", "onnx==1.16.0"]
+FLOOR_TESTS = [
+    "packages/tvm-ffi/tests/test_dtype.py",
+    "packages/tvm-ir/tests/test_ir_dtype.py",
+    "packages/tvm-runtime/tests/test_low_precision_tensor.py",
+    "packages/tvm-tir/tests/test_transform_legalize_low_precision.py",
+    "packages/tvm-relax/tests/test_low_precision.py",
+    "packages/tvm-target-llvm/tests/test_math.py",
+]
+
+
+@nox.session
+def floors(session: nox.Session) -> None:
+    """The dtype and low-precision tests at the dependency floors (the upper end is what
+    every other session resolves)."""
+    _all_dists_install(session)
+    session.install("pytest", "hypothesis", *FLOORS)
+    session.run("python", "-c", "import numpy, ml_dtypes; print('numpy', numpy.__version__, "
+                "'ml_dtypes', ml_dtypes.__version__)")
+    session.run("pytest", *[str(ROOT / t) for t in FLOOR_TESTS], "--forbid-skips",
+                *session.posargs)
 
 
 @nox.session

@@ -533,7 +533,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--out", default=str(RESULTS))
     parser.add_argument("-v", "--verbose", action="store_true")
     parser.add_argument("--write-known-failures", action="store_true",
-                        help="record this run's failures in known_failures.json (for pytest)")
+                        help="record this run's failures and unsupported cases in "
+                             "known_failures.json (strict expected failures for pytest)")
     args = parser.parse_args(argv)
     cases = {c.name: c for c in collect_cases()}
     names = [n for n, c in cases.items() if args.k in n and (not args.op or c.op_type == args.op)]
@@ -541,8 +542,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     results = run_suite(names, cases, args.jobs, args.timeout, args.verbose)
     summary = write_reports(results, Path(args.out))
     if args.write_known_failures:
-        known = {r["name"]: f"{r.get('stage', '')}: {r.get('reason', '')}"[:300]
-                 for r in sorted(results, key=lambda r: r["name"]) if r["status"] == "failed"}
+        known = {r["name"]: f"{r['status']}: {r.get('stage', '')}: {r.get('reason', '')}"[:300]
+                 for r in sorted(results, key=lambda r: r["name"])
+                 if r["status"] in ("failed", "unsupported")}
         (Path(__file__).parent / "known_failures.json").write_text(json.dumps(known, indent=1))
     print(f"{summary['total']} cases in {time.time() - t0:.0f} s: {summary['passed']} passed, "
           f"{summary['failed']} failed, {summary['unsupported']} unsupported, "

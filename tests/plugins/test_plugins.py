@@ -117,6 +117,23 @@ def test_disable_plugins_blocks_acme_in_subprocess():
     assert "disabled by TVM_DISABLE_PLUGINS" in out
 
 
+def test_plugin_pass_found_by_name_without_importing_it():
+    result = _run(
+        """
+        import sys
+        from tvm.ir import IRModule
+        from tvm.ir.transform import get_pass, list_passes, pass_table
+        assert "acme.Annotate" in list_passes()
+        assert pass_table()["acme.Annotate"].distribution == "tvm-testplugin-acme"
+        assert "tvm_testplugin_acme.passes" not in sys.modules
+        mod = get_pass("acme.Annotate")(IRModule())
+        print("ANNOTATED", mod.attrs["acme.annotated"])
+        """
+    )
+    assert result.returncode == 0, result.stderr
+    assert "ANNOTATED True" in result.stdout
+
+
 def test_disable_broken_plugin_silences_its_warning():
     result = _run(
         """

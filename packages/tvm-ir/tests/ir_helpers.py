@@ -22,7 +22,7 @@ class OtherFunc(BaseFunc):
     body: Any
 
 
-def _print_func(func: Func, name: str) -> str:
+def _print_func(func: Func, name: str, ctx: Any) -> str:
     return f"@F.func\ndef {name}():\n    return {func.body!r}"
 
 

@@ -195,7 +195,7 @@ def test_script_uses_registered_printer_and_fallback(capsys):
     assert text.startswith(
         "# from tvm.script import ir as I\n# from tvm.script import toy as F\n\n@I.ir_module\nclass Module:\n"
     )
-    assert "    I.module_attrs({'name': 'demo'})" in text
+    assert '    I.module_attrs({"name": "demo"})' in text
     assert "    @F.func\n    def main():\n        return 1" in text
     assert "    # testing.ir.OtherFunc: no TVMScript printer is registered for OtherFunc" in text
     assert "    other = testing.ir.OtherFunc(" in text

@@ -17,7 +17,9 @@ from tvm.ir.transform import (
     PrintIR,
     Sequential,
     function_pass,
+    PASS_ENTRY_POINT_GROUP,
     get_pass,
+    pass_table,
     list_config_options,
     list_passes,
     module_pass,
@@ -199,6 +201,45 @@ def test_required_passes_run_first():
     register_pass(lambda: 3, name="NotAPass")
     with pytest.raises(TypeError, match="not a Pass"):
         get_pass("NotAPass")
+
+
+def test_pass_loaded_by_reference_on_first_use(tmp_path, monkeypatch):
+    """A ``"module:attribute"`` loader imports its module only when the pass is asked for."""
+    import sys
+
+    (tmp_path / "lazy_pass_mod.py").write_text(
+        "from tvm.ir.transform import module_pass\n"
+        "LOADED = True\n"
+        "def Tagged():\n"
+        "    return module_pass(lambda m: m.with_attr('tagged', 1), name='Tagged')\n"
+        "READY = module_pass(lambda m: m, name='Ready')\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "lazy_pass_mod", raising=False)
+    register_pass("lazy_pass_mod:Tagged", name="test.Tagged")
+    register_pass("lazy_pass_mod:READY", name="test.Ready")
+    assert {"test.Tagged", "test.Ready"} <= set(list_passes())
+    assert "lazy_pass_mod" not in sys.modules
+    entry = pass_table()["test.Tagged"]
+    assert entry.loader == "lazy_pass_mod:Tagged" and entry.distribution is None
+    assert get_pass("test.Tagged")(make_mod()).attrs == {"tagged": 1}
+    assert "lazy_pass_mod" in sys.modules
+    assert get_pass("test.Ready").name == "Ready"
+    register_pass("lazy_pass_mod:Missing", name="test.Missing")
+    with pytest.raises(ValueError, match="cannot be loaded from 'lazy_pass_mod:Missing'"):
+        get_pass("test.Missing")
+    with pytest.raises(ValueError, match="not 'module:attribute'"):
+        register_pass("lazy_pass_mod", name="test.Bad")
+
+
+def test_declared_passes_come_from_entry_points():
+    """Entries of group ``tvm.passes`` are listed with the distribution declaring them."""
+    from importlib.metadata import entry_points
+
+    declared = {ep.name: ep.value for ep in entry_points(group=PASS_ENTRY_POINT_GROUP)}
+    table = pass_table()
+    for name, value in declared.items():
+        assert table[name].loader == value and table[name].distribution
 
 
 def test_sequential():

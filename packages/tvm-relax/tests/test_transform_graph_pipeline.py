@@ -80,4 +80,6 @@ def test_passes_are_registered_by_name():
     from tvm.ir.transform import get_pass
 
     assert get_pass("relax.FoldConstant").name == "FoldConstant"
-    assert get_pass("relax.graph_pipeline").name == "RelaxGraphPipelineO2"
+    pipeline = get_pass("relax.graph_pipeline")
+    assert pipeline.name == "relax.graph_pipeline"
+    assert [p.name for p in pipeline.passes] == [p.name for p in get_default_graph_pipeline(2).passes]

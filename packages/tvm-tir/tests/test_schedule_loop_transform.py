@@ -327,3 +327,35 @@ def test_symbolic_split_numbers():
         b = np.zeros_like(a)
         run(sch.mod, a, b)
         np.testing.assert_allclose(b, a + 1, rtol=1e-6)
+
+
+def test_add_unit_loop_around_a_block_and_a_loop():
+    from schedule_block_util import check_replay
+    from tvm.tir.schedule.rules import loop_extent
+
+    T = script_module()
+
+    @T.prim_func
+    def scalar(a: T.Buffer((4,), "float32"), b: T.Buffer((), "float32")):
+        with T.block("B"):
+            vi = T.axis.spatial(1, 0)  # noqa: F841
+            b[()] = a[0] + a[3]
+
+    @T.prim_func
+    def expected(a: T.Buffer((4,), "float32"), b: T.Buffer((), "float32")):
+        for u1 in range(1):  # noqa: B007
+            for u0 in range(1):  # noqa: B007
+                with T.block("B"):
+                    vi = T.axis.spatial(1, 0)  # noqa: F841
+                    b[()] = a[0] + a[3]
+
+    sch = tir.Schedule(scalar, debug_mask="all")
+    block = sch.get_block("B")
+    inner = sch.add_unit_loop(block)
+    outer = sch.add_unit_loop(inner)
+    assert [loop_extent(sch, lp) for lp in sch.get_loops(block)] == [1, 1]
+    assert sch.get(sch.get_loops(block)[0]) is sch.get(outer)
+    assert_func_equal(sch, expected)
+    check_replay(sch, scalar)
+    with pytest.raises(ScheduleError, match="cannot add a loop around the root block"):
+        sch.add_unit_loop(sch.get_block("root"))

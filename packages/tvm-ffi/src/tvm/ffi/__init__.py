@@ -1,7 +1,8 @@
 """tvm.ffi: the small core every tvm package stands on.
 
 Objects with declared fields, structural equality and hashing, JSON serialisation, the
-global function registry, the pluggy plugin host, DLPack structures and error types.
+global function registry, the pluggy plugin host, the debug-knob home (:mod:`.knobs`: every
+environment variable tvm reads), DLPack structures and error types.
 """
 
 from .dlpack import (
@@ -13,6 +14,7 @@ from .dlpack import (
     DLTensor,
     TVMValue,
 )
+from . import knobs
 from .error import PluginError, RegistryError, SerializationError, TVMError
 from .object import (
     FieldInfo,

@@ -16,8 +16,8 @@ A plugin that fails to import or to register is reported with a
 :class:`PluginLoadWarning` naming it, its distribution and version, and is recorded as
 ``"failed"`` in :func:`list_plugins`; the other plugins still load.
 
-Environment variables (read when the manager is created, and again by
-:func:`reload_plugins`):
+Environment variables (declared in :mod:`tvm.ffi.knobs`; read when the manager is created,
+and again by :func:`reload_plugins`):
 
 ``TVM_DISABLE_PLUGINS=a,b``
     Comma-separated plugin (entry-point) names that are blocked: never imported, listed
@@ -38,7 +38,6 @@ from __future__ import annotations
 import dataclasses
 import importlib.metadata as _metadata
 import logging
-import os
 import reprlib
 import sys
 import threading
@@ -50,6 +49,7 @@ from typing import Any
 import pluggy
 
 from .error import PluginError
+from .knobs import DISABLE_PLUGINS, TRACE_PLUGINS
 
 __all__ = [
     "PROJECT_NAME",
@@ -72,8 +72,8 @@ __all__ = [
 
 PROJECT_NAME = "tvm"
 ENTRY_POINT_GROUP = "tvm"
-DISABLE_ENV = "TVM_DISABLE_PLUGINS"
-TRACE_ENV = "TVM_TRACE_PLUGINS"
+DISABLE_ENV = DISABLE_PLUGINS.name
+TRACE_ENV = TRACE_PLUGINS.name
 
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)
 """Marks a function of a spec module/class as a tvm hook specification."""
@@ -135,14 +135,6 @@ _trace_repr.maxdict = 6
 
 
 # --------------------------------------------------------------------------- environment
-
-
-def _env_names(var: str) -> set[str]:
-    return {part.strip() for part in os.environ.get(var, "").split(",") if part.strip()}
-
-
-def _env_flag(var: str) -> bool:
-    return os.environ.get(var, "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def _trace(line: str) -> None:
@@ -221,7 +213,7 @@ def _report_failure(record: _Record, err: BaseException) -> None:
     version = record.version or _lookup_version(record.distribution)
     message = f"tvm plugin {record.name!r} ({record.distribution} {version}) failed to load: {record.error}"
     logger.debug("%s", message, exc_info=(type(err), err, err.__traceback__))
-    if _env_flag(TRACE_ENV):
+    if TRACE_PLUGINS.get():
         _trace(message)
     warnings.warn(message, PluginLoadWarning, stacklevel=2)
 
@@ -247,7 +239,7 @@ def _register_into(pm: pluggy.PluginManager, record: _Record, obj: Any) -> None:
     logger.debug(
         "loaded tvm plugin %r (%s) from %s", record.name, record.distribution, record.module
     )
-    if _env_flag(TRACE_ENV):
+    if TRACE_PLUGINS.get():
         _trace(f"loaded plugin {record.name!r} ({record.distribution}) from {record.module}")
 
 
@@ -293,12 +285,12 @@ def _start() -> None:
     """Create the manager and load every plugin; called with the lock held."""
     global _pm, _ready
     pm = pluggy.PluginManager(PROJECT_NAME)
-    blocked = _env_names(DISABLE_ENV)
+    blocked = set(DISABLE_PLUGINS.get())
     for name in sorted(blocked):
         pm.set_blocked(name)
     for namespace in _specs:
         pm.add_hookspecs(namespace)
-    if _env_flag(TRACE_ENV):
+    if TRACE_PLUGINS.get():
         _install_tracing(pm)
     _pm = pm  # visible to plugins that ask for the manager while being imported
     try:

@@ -13,9 +13,10 @@ never touched, so earlier snapshots (``mod.functions`` taken before, modules der
 with ``with_function``, a pass's input module) keep their content.  Inside passes prefer the
 ``with_*`` methods.
 
-Printing: ``mod.script()`` assembles TVMScript from per-function printers that packages
-register with :func:`register_script_printer` (TIR registers ``PrimFunc``, Relax registers
-``Function``); an unregistered function kind prints as a commented generic form.
+Printing: ``mod.script()`` is :func:`tvm.script.ir.print_module`, which assembles TVMScript
+from the per-function printers that packages register with :func:`register_script_printer`
+(TIR registers ``PrimFunc``, Relax registers ``Function``); an unregistered function kind
+prints as a commented generic form.
 """
 
 from __future__ import annotations
@@ -32,51 +33,45 @@ __all__ = [
     "IRModule",
     "FunctionNotFoundError",
     "register_script_printer",
-    "register_module_script_printer",
     "lookup_script_printer",
+    "script_preludes",
     "register_expr_wrapper",
 ]
 
-# function class -> (printer(func, name) -> text, prelude import line or None)
-_SCRIPT_PRINTERS: dict[type, tuple[Callable[[Any, str], str], str | None]] = {}
-# whole-module printer ((module, class name) -> text) replacing the default assembly, if any
-_MODULE_PRINTER: list[Callable[[Any, str], str]] = []
+# function class -> (printer(func, name, ctx) -> text, prelude import line or None)
+_SCRIPT_PRINTERS: dict[type, tuple[Callable[[Any, str, Any], str], str | None]] = {}
 # expression class -> function wrapping an expression into a BaseFunc (for from_expr)
 _EXPR_WRAPPERS: dict[type, Callable[[Any], BaseFunc]] = {}
 
 
 def register_script_printer(
-    func_type: type, printer: Callable[[Any, str], str], prelude: str | None = None
+    func_type: type, printer: Callable[[Any, str, Any], str], prelude: str | None = None
 ) -> None:
     """Make ``IRModule.script()`` print ``func_type`` functions (and subclasses) with ``printer``.
 
-    ``printer(func, name)`` returns the function's TVMScript, decorator and ``def name(...)``
-    included, unindented.  ``prelude`` is the import the text needs, e.g.
-    ``"from tvm.script import tir as T"``; the module header lists it as a comment.
+    ``printer(func, name, ctx)`` returns the function's TVMScript, decorator and
+    ``def name(...)`` included, unindented; ``ctx`` is the
+    :class:`tvm.script.ir.ScriptContext` the module's functions share (the class name for
+    ``cls.name`` references, the metadata table).  ``prelude`` is the import the text needs,
+    e.g. ``"from tvm.script import tir as T"``; the module header lists it as a comment.
     """
     if not isinstance(func_type, type):
         raise TypeError(f"register_script_printer expects a class, got {func_type!r}")
     if not callable(printer):
-        raise TypeError("register_script_printer: printer must be callable(func, name) -> str")
+        raise TypeError("register_script_printer: printer must be callable(func, name, ctx)")
     _SCRIPT_PRINTERS[func_type] = (printer, prelude)
-
-
-def register_module_script_printer(printer: Callable[[Any, str], str]) -> None:
-    """Let a dialect print whole modules: ``printer(module, class_name) -> text``.
-
-    Relax uses this for what spans functions (``cls.f`` references, a metadata section of
-    large constants); it prints other functions through :func:`lookup_script_printer`.
-    """
-    if not callable(printer):
-        raise TypeError("register_module_script_printer: printer must be callable(mod, name)")
-    _MODULE_PRINTER[:] = [printer]
 
 
 def lookup_script_printer(
     func_type: type,
-) -> tuple[Callable[[Any, str], str], str | None] | None:
+) -> tuple[Callable[[Any, str, Any], str], str | None] | None:
     """The ``(printer, prelude)`` registered for ``func_type`` (or a base class), or None."""
     return _lookup_by_mro(_SCRIPT_PRINTERS, func_type)
+
+
+def script_preludes() -> list[str]:
+    """The prelude import lines of the registered printers (one each)."""
+    return sorted({p for _, p in _SCRIPT_PRINTERS.values() if p})
 
 
 def register_expr_wrapper(expr_type: type, wrap: Callable[[Any], BaseFunc]) -> None:
@@ -336,33 +331,11 @@ class IRModule(Object):
 
     # -- printing -----------------------------------------------------------------------------
     def script(self, name: str = "Module") -> str:
-        """The module as TVMScript (``@I.ir_module class Module: ...``)."""
-        if _MODULE_PRINTER:
-            return _MODULE_PRINTER[0](self, name)
-        return self.default_script(name)
+        """The module as TVMScript (``@I.ir_module class Module: ...``, see
+        :func:`tvm.script.ir.print_module`)."""
+        from tvm.script.ir.printer import print_module
 
-    def default_script(self, name: str = "Module") -> str:
-        """:meth:`script` assembled from the per-function printers only."""
-        preludes = ["from tvm.script import ir as I"]
-        bodies: list[str] = []
-        if self.attrs:
-            items = ", ".join(f"{k!r}: {v!r}" for k, v in self.attrs.items())
-            bodies.append(f"I.module_attrs({{{items}}})")
-        for gv, func in self.functions.items():
-            entry = _lookup_by_mro(_SCRIPT_PRINTERS, type(func))
-            if entry is None:
-                bodies.append(
-                    f"# {func._type_key}: no TVMScript printer is registered for "
-                    f"{type(func).__name__}\n{gv.name_hint} = {func!r}"
-                )
-                continue
-            printer, prelude = entry
-            if prelude and prelude not in preludes:
-                preludes.append(prelude)
-            bodies.append(printer(func, gv.name_hint).rstrip("\n"))
-        head = "".join(f"# {p}\n" for p in preludes)
-        body = "\n\n".join(_indent(b) for b in bodies) if bodies else "    pass"
-        return f"{head}\n@I.ir_module\nclass {name}:\n{body}\n"
+        return print_module(self, name)
 
     def show(self, name: str = "Module") -> None:
         """Print :meth:`script`."""
@@ -370,10 +343,6 @@ class IRModule(Object):
 
     def __str__(self) -> str:
         return self.script()
-
-
-def _indent(text: str, prefix: str = "    ") -> str:
-    return "\n".join(prefix + line if line.strip() else "" for line in text.split("\n"))
 
 
 register_repr(IRModule, IRModule.script)

@@ -18,6 +18,12 @@ in ``required_pass`` always runs.  The passes a pass declares in ``required`` (n
 up with :func:`get_pass`) run first.  Instruments see every pass except the ``Sequential``
 containers themselves.
 
+Passes are found by name with :func:`get_pass` (``required=[...]`` uses it too): each
+distribution declares its passes as data, ``name = "module:attribute"`` under the
+entry-point group ``tvm.passes`` of its ``pyproject.toml``, and the module is imported only
+when the pass is asked for; :func:`list_passes` / :func:`pass_table` show them all without
+importing any.  :func:`register_pass` adds one in-process (tests, notebooks).
+
 Debug knobs (PassContext config options, see :func:`list_config_options`):
 
 ``ir.verify_after_each_pass`` (bool)
@@ -34,6 +40,8 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import importlib
+import importlib.metadata
 import inspect
 import sys
 import threading
@@ -65,6 +73,9 @@ __all__ = [
     "register_pass",
     "get_pass",
     "list_passes",
+    "pass_table",
+    "PassEntry",
+    "PASS_ENTRY_POINT_GROUP",
     "register_config_option",
     "list_config_options",
     "register_verifier",
@@ -138,7 +149,7 @@ class ConfigOption:
 
 
 _CONFIG_OPTIONS: dict[str, ConfigOption] = {}
-_PASSES: dict[str, Callable[[], Pass]] = {}
+_PASSES: dict[str, PassEntry] = {}  # registered in-process (register_pass)
 _VERIFIERS: dict[str, Callable[[IRModule], Any]] = {}
 
 
@@ -160,43 +171,115 @@ def list_config_options() -> dict[str, ConfigOption]:
     return dict(sorted(_CONFIG_OPTIONS.items()))
 
 
-def register_pass(pass_or_factory: Pass | Callable[[], Pass], name: str | None = None) -> None:
-    """Make a pass findable by name (for ``required=[...]`` and :func:`get_pass`).
+PASS_ENTRY_POINT_GROUP = "tvm.passes"
 
-    Give a :class:`Pass` or a zero-argument factory returning one (the lazy form: the
-    pass is built on first use).  Registering a name again replaces it.
+
+@dataclasses.dataclass(frozen=True)
+class PassEntry:
+    """How :func:`get_pass` finds one named pass: ``loader`` is ``"module:attribute"`` (a
+    Pass, or a callable returning one when called without arguments), imported on first use,
+    or a callable registered in-process; ``distribution`` declared it (None: registered
+    in-process with :func:`register_pass`)."""
+
+    name: str
+    loader: str | Callable[[], Any]
+    distribution: str | None = None
+
+    @property
+    def origin(self) -> str:
+        return f"distribution {self.distribution}" if self.distribution else "register_pass"
+
+    def load(self) -> Pass:
+        """The pass (imports the module that defines it)."""
+        target: Any = self.loader
+        if isinstance(target, str):
+            module_name, _, attr = target.partition(":")
+            try:
+                target = importlib.import_module(module_name)
+                for part in attr.split(".") if attr else ():
+                    target = getattr(target, part)
+            except (ImportError, AttributeError) as err:
+                raise ValueError(
+                    f"pass {self.name!r} ({self.origin}) cannot be loaded from {self.loader!r}: "
+                    f"{type(err).__name__}: {err}"
+                ) from err
+        built = target if isinstance(target, Pass) else target()
+        if not isinstance(built, Pass):
+            raise TypeError(
+                f"the loader of pass {self.name!r} ({self.origin}) returned {built!r}, not a Pass"
+            )
+        return built
+
+
+_declared: dict[str, PassEntry] | None = None  # from the entry points, read on first use
+_declared_lock = threading.Lock()
+
+
+def _declared_passes() -> dict[str, PassEntry]:
+    """The passes distributions declare under entry-point group ``tvm.passes`` (read from
+    their metadata once; nothing is imported)."""
+    global _declared
+    if _declared is None:
+        with _declared_lock:
+            if _declared is None:
+                table: dict[str, PassEntry] = {}
+                for ep in importlib.metadata.entry_points(group=PASS_ENTRY_POINT_GROUP):
+                    dist = getattr(ep, "dist", None)
+                    name = dist.metadata["Name"] if dist is not None else "?"
+                    table.setdefault(ep.name, PassEntry(ep.name, ep.value, name))
+                _declared = table
+    return _declared
+
+
+def register_pass(pass_or_loader: Pass | str | Callable[[], Pass], name: str | None = None) -> None:
+    """Make a pass findable by name in this process (for ``required=[...]`` and
+    :func:`get_pass`); it takes precedence over a declared pass of the same name.
+
+    Give a :class:`Pass`, a ``"module:attribute"`` reference or a zero-argument factory
+    (the lazy forms: the pass is built on first use).  Distributions declare their passes as
+    data instead, under entry-point group ``tvm.passes`` (``"tir.Simplify" =
+    "tvm.tir.transform.simplify:Simplify"``), so naming a pass imports nothing until used.
     """
-    if isinstance(pass_or_factory, Pass):
-        built = pass_or_factory
+    if isinstance(pass_or_loader, Pass):
+        built = pass_or_loader
         name = name or built.info.name
-        _PASSES[name] = lambda: built
-    elif callable(pass_or_factory):
+        _PASSES[name] = PassEntry(name, lambda: built)
+    elif isinstance(pass_or_loader, str) or callable(pass_or_loader):
         if name is None:
-            raise ValueError("register_pass: a factory needs an explicit name")
-        _PASSES[name] = pass_or_factory
+            raise ValueError("register_pass: a loader or factory needs an explicit name")
+        if isinstance(pass_or_loader, str) and ":" not in pass_or_loader:
+            raise ValueError(f"register_pass: {pass_or_loader!r} is not 'module:attribute'")
+        _PASSES[name] = PassEntry(name, pass_or_loader)
     else:
-        raise TypeError(f"register_pass expects a Pass or a factory, got {pass_or_factory!r}")
+        raise TypeError(f"register_pass expects a Pass, 'module:attribute' or a factory, "
+                        f"got {pass_or_loader!r}")
+
+
+def pass_table() -> dict[str, PassEntry]:
+    """Every pass known by name (declared and registered), sorted; nothing is imported."""
+    table = dict(_declared_passes())
+    table.update(_PASSES)
+    return dict(sorted(table.items()))
 
 
 def get_pass(name: str) -> Pass:
-    """The registered pass called ``name``; ValueError with close matches otherwise."""
-    factory = _PASSES.get(name)
-    if factory is None:
-        close = difflib.get_close_matches(name, list(_PASSES), n=3)
+    """The pass called ``name`` (loaded on first use); ValueError with close matches otherwise."""
+    entry = _PASSES.get(name) or _declared_passes().get(name)
+    if entry is None:
+        known = list(pass_table())
+        close = difflib.get_close_matches(name, known, n=3)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         raise ValueError(
-            f"no pass named {name!r} is registered{hint} (register it with "
-            "tvm.ir.transform.register_pass, or import the package that defines it)"
+            f"no pass named {name!r} is registered{hint} (a distribution declares its passes "
+            f"under entry-point group {PASS_ENTRY_POINT_GROUP!r}; in-process, use "
+            "tvm.ir.transform.register_pass)"
         )
-    built = factory()
-    if not isinstance(built, Pass):
-        raise TypeError(f"the factory registered for pass {name!r} returned {built!r}, not a Pass")
-    return built
+    return entry.load()
 
 
 def list_passes() -> list[str]:
-    """Names of the registered passes, sorted."""
-    return sorted(_PASSES)
+    """Names of every pass :func:`get_pass` finds, sorted (without importing them)."""
+    return list(pass_table())
 
 
 def register_verifier(name: str, verify: Callable[[IRModule], Any]) -> None:

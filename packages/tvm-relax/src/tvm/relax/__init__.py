@@ -64,30 +64,25 @@ __version__ = "0.1.0"
 
 
 def _install_script_printer() -> None:
-    """``repr`` of Relax objects, ``Function.script()`` and ``IRModule.script()`` print
-    TVMScript (``tvm.script.relax``), importing the printer on first use."""
+    """``repr`` of Relax objects, ``Function.script()`` and the Relax functions of
+    ``IRModule.script()`` print TVMScript (``tvm.script.relax``), importing the printer on
+    first use."""
     from tvm.ffi import register_repr
-    from tvm.ir.module import register_module_script_printer, register_script_printer
+    from tvm.ir.module import register_script_printer
 
     def script_repr(node):
         from tvm.script.relax.printer import safe_repr
 
         return safe_repr(node)
 
-    def function_printer(func, name):
-        from tvm.script.relax.printer import print_function
+    def function_printer(func, name, ctx):
+        from tvm.script.relax.printer import FunctionPrinter
 
-        return print_function(func, name, header=False)
-
-    def module_printer(mod, name):
-        from tvm.script.ir.printer import print_module
-
-        return print_module(mod, name)
+        return FunctionPrinter(ctx).print_function(func, name)
 
     for cls in (Expr, StructInfo, Binding, BindingBlock):
         register_repr(cls, script_repr)
     register_script_printer(Function, function_printer, "from tvm.script import relax as R")
-    register_module_script_printer(module_printer)
 
 
 _install_script_printer()

@@ -1,9 +1,10 @@
 """The hook implementations every GPU target plugin shares.
 
 A GPU target distribution (``tvm-target-cuda``, ``-opencl``, ``-metal``, or a vendor's)
-implements the same five hooks: it registers its target kind, answers
-``tvm_tir_codegen`` and ``tvm_tir_default_schedule`` (the shared GPU rules) for targets of
-that kind, the device API for its device type and the loader of its module files.  Only the
+implements the same six hooks: it registers its target kind, answers
+``tvm_tir_codegen``, ``tvm_tir_schedule_rules`` (the shared GPU rules of
+``tvm.tir.schedule.gpu_rules``) and ``tvm_tir_default_schedule`` (those rules applied) for
+targets of that kind, the device API for its device type and the loader of its module files.  Only the
 facts differ, so a plugin module states them once::
 
     hooks = GPUTargetHooks("cuda", 2, package="tvm.target.cuda", distribution="tvm-target-cuda",
@@ -68,6 +69,14 @@ class GPUTargetHooks:
         from tvm.tir.schedule.gpu_rules import apply_default_gpu_schedule
 
         return apply_default_gpu_schedule(mod, target)
+
+    @hookimpl
+    def tvm_tir_schedule_rules(self, target: Any) -> Optional[list[Any]]:
+        if not self._is_mine(target):
+            return None
+        from tvm.tir.schedule.gpu_rules import GPUParams, gpu_rules
+
+        return gpu_rules(GPUParams.from_target(target))
 
     @hookimpl
     def tvm_device_api(self, device_type: int) -> Any:

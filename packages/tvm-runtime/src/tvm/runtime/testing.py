@@ -28,6 +28,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from importlib import import_module, metadata
 from pathlib import Path
 
+from tvm.ffi.knobs import DISABLE_PLUGINS
+
 __all__ = ["runtime_only_python"]
 
 _REQ_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
@@ -156,6 +158,6 @@ def runtime_only_python(
         _write_plugins(root, plugins)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     env["PYTHONPATH"] = str(root)
-    env["TVM_DISABLE_PLUGINS"] = ""
+    env[DISABLE_PLUGINS.name] = ""
     # -S: no site-packages, so nothing installed beside the runtime is visible.
     return [sys.executable, "-S"], env

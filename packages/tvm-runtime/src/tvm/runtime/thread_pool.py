@@ -27,6 +27,8 @@ import threading
 import warnings
 from typing import Any
 
+from tvm.ffi.knobs import NUM_THREADS
+
 from .error import clear_last_error, get_last_error, set_last_error
 
 __all__ = [
@@ -41,7 +43,7 @@ __all__ = [
     "NUM_THREADS_POINTER",
 ]
 
-NUM_THREADS_ENV = "TVM_NUM_THREADS"
+NUM_THREADS_ENV = NUM_THREADS.name
 
 FTVMParallelLambda = ctypes.CFUNCTYPE(
     ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, ctypes.c_void_p
@@ -56,20 +58,7 @@ _forked = False
 
 
 def _default_num_threads() -> int:
-    text = os.environ.get(NUM_THREADS_ENV, "").strip()
-    if text:
-        try:
-            value = int(text)
-            if value >= 1:
-                return value
-        except ValueError:
-            pass
-        warnings.warn(
-            f"{NUM_THREADS_ENV}={text!r} is not a positive integer; using the CPU count",
-            RuntimeWarning,
-            stacklevel=3,
-        )
-    return os.cpu_count() or 1
+    return NUM_THREADS.get() or os.cpu_count() or 1
 
 
 def get_num_threads() -> int:

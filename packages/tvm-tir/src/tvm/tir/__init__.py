@@ -41,7 +41,7 @@ def _install_script_printer() -> None:
 
         return safe_repr(node)
 
-    def module_printer(func, name):
+    def module_printer(func, name, ctx):
         from tvm.script.tir.printer import print_prim_func
 
         return print_prim_func(func, name, header=False)

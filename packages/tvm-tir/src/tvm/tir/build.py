@@ -31,10 +31,11 @@ from tvm.ffi import PluginError
 from tvm.ffi.plugin import get_plugin_manager
 from tvm.ir.module import IRModule
 from tvm.ir.target import KNOWN_TARGET_DISTRIBUTIONS, Target
-from tvm.ir.transform import Pass, Sequential, get_pass, register_pass
+from tvm.ir.transform import Pass, Sequential, get_pass
 
 from . import hooks as _hooks  # noqa: F401  (declares the hook specifications)
 from .function import PrimFunc
+from .schedule.rules.rule import SCHEDULED_ATTR
 
 __all__ = [
     "build", "lower", "get_default_pipeline", "get_lowering_pipeline", "apply_default_schedule",
@@ -43,7 +44,6 @@ __all__ = [
 
 FuncOrModule = Union[PrimFunc, IRModule]
 PipelineLike = Union[None, str, Pass, Sequence[Pass]]
-SCHEDULED_ATTR = "tir.is_scheduled"
 
 
 def get_lowering_pipeline() -> Sequential:
@@ -116,11 +116,6 @@ def get_default_pipeline(target: Union[None, str, Target] = None) -> Sequential:
     return Sequential(
         [get_lowering_pipeline(), MakePackedAPI(device_type)], name="tir.default_pipeline"
     )
-
-
-register_pass(get_lowering_pipeline, "tir.lowering_pipeline")
-register_pass(get_default_pipeline, "tir.default_pipeline")
-register_pass(get_gpu_pipeline, "tir.gpu_pipeline")
 
 
 def _as_target(target: Union[None, str, dict, Target]) -> Target:

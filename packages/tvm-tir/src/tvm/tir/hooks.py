@@ -11,6 +11,8 @@ A target distribution implements them in its plugin module (entry point group ``
 
 ``tvm_tir_default_schedule(mod, target)`` may return ``mod`` with default schedules applied.
 Both hooks are ``firstresult``: the first plugin that answers (not ``None``) wins.
+``tvm_tir_schedule_rules(target)`` is not: every plugin may contribute schedule rules for a
+target (its own target's, or a vendor's extra ones; see :mod:`tvm.tir.schedule.rules`).
 :func:`get_codegen` asks the plugins and explains what to install when nobody answers.
 """
 
@@ -22,7 +24,8 @@ from typing import Any
 
 from tvm.ffi.plugin import add_hookspecs, get_plugin_manager, hookspec
 
-__all__ = ["tvm_tir_codegen", "tvm_tir_default_schedule", "get_codegen", "CodegenFunc"]
+__all__ = ["tvm_tir_codegen", "tvm_tir_default_schedule", "tvm_tir_schedule_rules", "get_codegen",
+           "CodegenFunc"]
 
 #: ``build(mod, target) -> tvm.runtime.Module``: ``mod`` is an IRModule of lowered PrimFuncs
 #: with the packed calling convention (``tvm.tir.transform.MakePackedAPI``).
@@ -45,6 +48,15 @@ def tvm_tir_default_schedule(mod: Any, target: Any) -> Any:
     """Return ``mod`` (an IRModule) with the target's default schedules applied, or ``None``
     to decline.  :func:`tvm.tir.build` calls it before lowering when some PrimFunc is not
     marked ``tir.is_scheduled``; such marked functions should be left as they are.
+    """
+
+
+@hookspec
+def tvm_tir_schedule_rules(target: Any) -> Any:
+    """Return a list of :class:`tvm.tir.schedule.rules.ScheduleRule` for ``target`` (a
+    :class:`tvm.ir.target.Target`), or ``None``.  Every plugin's answer is used: the target's
+    own plugin gives its default rules, others add theirs (sorted by ``priority``, highest
+    first).  The default schedule and the tuner's design space both use these rules.
     """
 
 

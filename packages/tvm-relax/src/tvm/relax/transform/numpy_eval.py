@@ -160,7 +160,9 @@ for _name, _fn in _BINARY.items():
 
 @register_numpy_evaluator("relax.astype")
 def _astype(call: Call, x: np.ndarray) -> np.ndarray:
-    return np.asarray(x).astype(to_numpy_dtype(call.attrs.dtype))
+    from tvm.tir.transform.low_precision_codec import cast_array
+
+    return cast_array(x, call.attrs.dtype)  # the conversions compiled code does
 
 
 @register_numpy_evaluator("relax.clip")

@@ -21,15 +21,16 @@ Level 0 runs nothing (ConvertLayout still runs when asked).  Levels above 2 run 
 level-2 pipeline.  Each pass also carries its level in its PassInfo, so a
 ``PassContext(opt_level=...)`` lower than the one asked for skips the passes above it.
 
-The passes are registered by name (``tvm.ir.transform.get_pass("relax.FoldConstant")``,
-``"relax.graph_pipeline"`` for the level-2 pipeline).
+The passes are found by name (``tvm.ir.transform.get_pass("relax.FoldConstant")``,
+``"relax.graph_pipeline"`` for the level-2 pipeline): tvm-relax declares them under the
+entry-point group ``tvm.passes`` in its ``pyproject.toml``.
 """
 
 from __future__ import annotations
 
 from typing import Mapping, Optional, Sequence
 
-from tvm.ir.transform import Pass, Sequential, register_pass
+from tvm.ir.transform import Pass, Sequential
 
 from .canonicalize_bindings import CanonicalizeBindings
 from .convert_layout import ConvertLayout
@@ -76,16 +77,5 @@ def get_default_graph_pipeline(
         passes = [CanonicalizeBindings(), FoldConstant(), *layout, DeadCodeElimination()]
     else:
         passes = layout
-    return Sequential(passes, opt_level=0, name=f"RelaxGraphPipelineO{opt_level}")
+    return Sequential(passes, opt_level=0, name="relax.graph_pipeline")
 
-
-for _name, _factory in (
-    ("relax.CanonicalizeBindings", CanonicalizeBindings),
-    ("relax.FoldConstant", FoldConstant),
-    ("relax.DeadCodeElimination", DeadCodeElimination),
-    ("relax.FoldBatchnormToConv2D", FoldBatchnormToConv2D),
-    ("relax.SimplifyExpr", SimplifyExpr),
-    ("relax.EliminateCommonSubexpr", EliminateCommonSubexpr),
-    ("relax.graph_pipeline", get_default_graph_pipeline),
-):
-    register_pass(_factory, _name)

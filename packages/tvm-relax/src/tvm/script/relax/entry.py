@@ -1,9 +1,11 @@
 """Entry points of the Relax TVMScript parser: ``@R.function`` and ``R.parse(text)``.
 
 ``@R.function`` is registered with :func:`tvm.script.parser_core.register_decorator`, so
-``@I.ir_module`` and :func:`tvm.script.parser_core.from_source` find the Relax parser from
-a definition's decorator.  Inside an ``@I.ir_module`` class body the decorator leaves the
-method alone: the module parser parses it with the other functions of the class.
+:func:`tvm.script.parser_core.from_source` finds the Relax parser from a definition's
+decorator, and with :func:`tvm.script.ir.register_module_function`, so ``@I.ir_module``
+parses Relax functions after the PrimFuncs of the class, with the module as context (a call
+of another function of the class takes the callee's signature).  Inside an ``@I.ir_module``
+class body the decorator leaves the method alone: the module parser parses it.
 """
 
 from __future__ import annotations
@@ -13,13 +15,17 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, Optional
 
+from tvm.ir.base import GlobalVar
+from tvm.ir.module import IRModule
 from tvm.relax.expr import Function
+from tvm.relax.struct_info import StructInfo
 from tvm.script.ir.metadata import env_with_metadata
+from tvm.script.ir.parser import ModuleContext, register_module_function
 from tvm.script.parser_core import Source
 from tvm.script.parser_core.entry import from_source as _from_source
 from tvm.script.parser_core.entry import function_env, in_class_body, register_decorator
 
-from .parser import parse_function
+from .parser import RelaxParser, parse_function
 
 __all__ = ["function", "parse"]
 
@@ -80,4 +86,44 @@ def parse(text: str, env: Optional[Mapping[str, Any]] = None) -> Any:
     return _from_source(text, env=names, default=default)
 
 
+class _RelaxModule:
+    """What a :class:`RelaxParser` asks the ``@I.ir_module`` class it is parsed in."""
+
+    def __init__(self, module: ModuleContext):
+        self.module = module
+
+    def builder_module(self) -> IRModule:
+        return self.module.first_round_module()
+
+    def callee_struct_info(self, gv: GlobalVar) -> Optional[StructInfo]:
+        name = gv.name_hint
+        func = self.module.functions.get(name)
+        if isinstance(func, Function):
+            return func.struct_info_
+        parser = self.module.parser_of(name)
+        if not isinstance(parser, RelaxParser):
+            return None
+        declared = parser.signature_struct_info()
+        if declared is not None:
+            return declared
+        if self.module.in_progress(name):
+            raise self.module.source.error(
+                f"function {name!r} is called recursively but has no return annotation; "
+                f"annotate its return StructInfo (def {name}(...) -> R.Tensor(...))",
+                parser.node)
+        return self.module.function(name).struct_info_
+
+
+def _module_parser(node: ast.FunctionDef, source: Source, env: Sequence[Mapping[str, Any]],
+                   options: dict, module: ModuleContext) -> RelaxParser:
+    return RelaxParser(node, source, env, options, _RelaxModule(module))
+
+
+def _verify_module(mod: IRModule) -> list[str]:
+    from tvm.relax.analysis import well_formed_problems
+
+    return well_formed_problems(mod)
+
+
 register_decorator(function, _handler)
+register_module_function(function, _module_parser, _verify_module)

@@ -33,7 +33,7 @@ from tvm.relax.struct_info import (
     FuncStructInfo, ObjectStructInfo, PrimStructInfo, ShapeStructInfo, StructInfo,
     TensorStructInfo, TupleStructInfo,
 )
-from tvm.script.ir.metadata import MetadataTable
+from tvm.script.ir.printer import ScriptContext
 from tvm.script.parser_core import (
     PREC, DocBuilder, NameTable, deep_recursion, float_literal, python_value, sanitize_name,
     str_literal,
@@ -42,22 +42,13 @@ from tvm.script.tir.printer_expr import ExprPrinter
 from tvm.tir.expr import IntImm, PrimExpr, SizeVar, Var as TirVar
 from tvm.tir.stmt_functor import free_vars
 
-__all__ = ["ScriptContext", "FunctionPrinter", "print_function", "script", "safe_repr"]
+__all__ = ["FunctionPrinter", "print_function", "script", "safe_repr"]
 
 _RESERVED = ("R", "T", "I", "cls", "metadata", "float", "np", "tvm", "_")
 _ATOM = PREC["atom"]
 _INLINE_DTYPES = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
                   "uint64", "float16", "float32", "float64"}
 _INLINE_MAX = 16
-
-
-class ScriptContext:
-    """State shared by the functions of one printed script: the class name global
-    functions are referenced through (None for a lone function) and the metadata table."""
-
-    def __init__(self, class_name: Optional[str] = None):
-        self.class_name = class_name
-        self.metadata = MetadataTable()
 
 
 class _PrimPrinter(ExprPrinter):

@@ -28,15 +28,14 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Optional
 
-from tvm.ffi import TVMError
+from tvm.ffi import TVMError, knobs
 
 __all__ = [
     "CCompilerNotFoundError", "CCompileError", "CompilerOptions", "find_compiler",
     "compile_source", "cache_dir", "clear_cache", "CACHE_ENV",
 ]
 
-CACHE_ENV = "TVM_CACHE_DIR"
-KEEP_SOURCE_ENV = "TVM_C_KEEP_SOURCE"
+CACHE_ENV = knobs.CACHE_DIR.name
 _CANDIDATES = ("cc", "gcc", "clang")
 
 
@@ -73,7 +72,7 @@ class CompilerOptions:
 def find_compiler(cc: Optional[str] = None) -> str:
     """Path of the C compiler: ``cc`` if given, else ``$CC``, else cc/gcc/clang on PATH."""
     tried: list[str] = []
-    for candidate in ([cc] if cc else []) + ([os.environ["CC"]] if os.environ.get("CC") else []):
+    for candidate in ([cc] if cc else []) + ([knobs.CC.get()] if knobs.CC.get() else []):
         tried.append(candidate)
         words = shlex.split(candidate)
         path = shutil.which(words[0]) if words else None
@@ -109,11 +108,7 @@ def _compiler_identity(cc: str) -> str:
 
 def cache_dir() -> Path:
     """Where compiled C kernels are cached (``$TVM_CACHE_DIR/c`` or ``~/.cache/tvm/c``)."""
-    root = os.environ.get(CACHE_ENV)
-    if root:
-        return Path(root).expanduser() / "c"
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "tvm" / "c"
+    return knobs.cache_dir("c")
 
 
 def clear_cache() -> int:
@@ -178,7 +173,7 @@ def compile_source(source: str, options: Optional[CompilerOptions] = None,
             f"{kept}:\n$ {' '.join(cmd)}\n{(proc.stderr or proc.stdout).strip()[:4000]}"
         )
     os.replace(tmp_lib, lib)  # atomic: concurrent builds of one kernel both succeed
-    if os.environ.get(KEEP_SOURCE_ENV, "").strip() in ("1", "true", "yes", "on"):
+    if knobs.C_KEEP_SOURCE.get():
         os.replace(src, d / f"{key}.c")
     else:
         src.unlink(missing_ok=True)

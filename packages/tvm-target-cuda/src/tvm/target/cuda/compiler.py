@@ -23,7 +23,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Optional, Sequence
 
-from tvm.ffi import TVMError
+from tvm.ffi import TVMError, knobs
+
+from .nvrtc import cuda_homes
 
 __all__ = ["compile_ptx", "find_nvcc", "nvcc_version", "NVCCError", "NVCCNotFoundError",
            "cache_dir", "check_arch"]
@@ -49,7 +51,7 @@ def check_arch(arch: str) -> str:
 def find_nvcc(nvcc: Optional[str] = None) -> str:
     """Path of nvcc: ``nvcc`` if given, else ``$TVM_NVCC``, ``nvcc`` on PATH or
     ``$CUDA_HOME/bin/nvcc``."""
-    candidates = [c for c in (nvcc, os.environ.get("TVM_NVCC")) if c]
+    candidates = [c for c in (nvcc, knobs.NVCC.get()) if c]
     for c in candidates:
         path = shutil.which(c)
         if path:
@@ -59,8 +61,8 @@ def find_nvcc(nvcc: Optional[str] = None) -> str:
     path = shutil.which("nvcc")
     if path:
         return path
-    for home in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
-        if home and os.path.exists(os.path.join(home, "bin", "nvcc")):
+    for home in cuda_homes():
+        if os.path.exists(os.path.join(home, "bin", "nvcc")):
             return os.path.join(home, "bin", "nvcc")
     raise NVCCNotFoundError(
         "the cuda target compiles kernels with nvcc or NVRTC; neither was found (looked for "
@@ -82,11 +84,7 @@ def nvcc_version(nvcc: str) -> str:
 
 def cache_dir() -> Path:
     """Where PTX is cached (``$TVM_CACHE_DIR/cuda`` or ``~/.cache/tvm/cuda``)."""
-    root = os.environ.get("TVM_CACHE_DIR")
-    if root:
-        return Path(root).expanduser() / "cuda"
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "tvm" / "cuda"
+    return knobs.cache_dir("cuda")
 
 
 def _work_dir() -> Path:

@@ -15,25 +15,30 @@ import sys
 from functools import lru_cache
 from typing import Optional, Sequence
 
-from tvm.ffi import TVMError
+from tvm.ffi import TVMError, knobs
 
-__all__ = ["find_nvrtc", "nvrtc_available", "nvrtc_compile", "nvrtc_version", "NVRTCError"]
+__all__ = ["find_nvrtc", "nvrtc_available", "nvrtc_compile", "nvrtc_version", "NVRTCError",
+           "cuda_homes"]
 
 
 class NVRTCError(TVMError, RuntimeError):
     """NVRTC is missing or rejected generated CUDA source."""
 
 
+def cuda_homes() -> list[str]:
+    """The CUDA toolkit folders to search: ``$CUDA_HOME``, ``$CUDA_PATH``, /usr/local/cuda."""
+    return [h for h in (knobs.CUDA_HOME.get(), knobs.CUDA_PATH.get(), "/usr/local/cuda") if h]
+
+
 def _candidates() -> list[str]:
-    out = [os.environ["TVM_NVRTC"]] if os.environ.get("TVM_NVRTC") else []
+    out = [knobs.NVRTC.get()] if knobs.NVRTC.get() else []
     for base in sys.path:
         for pattern in ("nvidia/cu*/lib/libnvrtc.so*", "nvidia/cuda_nvrtc/lib/libnvrtc.so*",
                         "nvidia/cu*/bin/nvrtc64_*.dll"):
             out.extend(sorted(p for p in glob.glob(os.path.join(base, pattern))
                               if "builtins" not in p))
-    for home in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
-        if home:
-            out.extend(sorted(glob.glob(os.path.join(home, "lib64", "libnvrtc.so*"))))
+    for home in cuda_homes():
+        out.extend(sorted(glob.glob(os.path.join(home, "lib64", "libnvrtc.so*"))))
     found = ctypes.util.find_library("nvrtc")
     if found:
         out.append(found)
@@ -82,8 +87,7 @@ def include_dirs() -> list[str]:
     """Directories holding ``cuda_fp16.h`` (the toolkit's, or the ``nvidia-cuda-runtime``
     wheel's) for kernels that use half types."""
     out = []
-    homes = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"]
-    candidates = [os.path.join(h, "include") for h in homes if h]
+    candidates = [os.path.join(h, "include") for h in cuda_homes()]
     for base in sys.path:
         candidates.extend(glob.glob(os.path.join(base, "nvidia", "*", "include")))
     for d in candidates:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from tvm.runtime.device_plugin import GPUTargetHooks
 
 __all__ = [
-    "tvm_register_target_kinds", "tvm_tir_codegen", "tvm_tir_default_schedule",
+    "tvm_register_target_kinds", "tvm_tir_codegen", "tvm_tir_default_schedule", "tvm_tir_schedule_rules",
     "tvm_device_api", "tvm_runtime_module_loader", "hooks",
     "CUDA_TARGET_ATTRS", "ensure_registered",
 ]
@@ -49,6 +49,7 @@ hooks = GPUTargetHooks(
 tvm_register_target_kinds = hooks.tvm_register_target_kinds
 tvm_tir_codegen = hooks.tvm_tir_codegen
 tvm_tir_default_schedule = hooks.tvm_tir_default_schedule
+tvm_tir_schedule_rules = hooks.tvm_tir_schedule_rules
 tvm_device_api = hooks.tvm_device_api
 tvm_runtime_module_loader = hooks.tvm_runtime_module_loader
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import llvmlite.binding as llvm
+from tvm.ffi.knobs import OMP_WAIT_POLICY
 
 from .host_cpu import host_cpu_features, host_cpu_name, host_triple, init_llvm
 
@@ -56,16 +57,16 @@ def load_libgomp() -> str | None:
         already = True
     except OSError:
         already = False
-    set_policy = not already and "OMP_WAIT_POLICY" not in os.environ
+    set_policy = not already and not OMP_WAIT_POLICY.is_set()
     if set_policy:
-        os.environ["OMP_WAIT_POLICY"] = "passive"  # read once, when libgomp initialises
+        os.environ[OMP_WAIT_POLICY.name] = "passive"  # read once, when libgomp initialises
     try:
         llvm.load_library_permanently(name)
     except RuntimeError:
         return None
     finally:
         if set_policy:
-            os.environ.pop("OMP_WAIT_POLICY", None)
+            os.environ.pop(OMP_WAIT_POLICY.name, None)
     return name
 
 

@@ -24,6 +24,7 @@ import tempfile
 from typing import Any
 
 import llvmlite.binding as llvm
+from tvm.ffi import knobs
 from tvm.runtime.module import NativeModule
 
 from .llvm_target import LLVMTargetOptions, create_target_machine, load_libgomp, optimize_module
@@ -44,7 +45,7 @@ def _load_libm() -> None:
 
 def find_c_compiler(cc: str | None = None) -> str:
     """The C compiler used to link shared libraries: ``cc``, ``$CC``, or cc/gcc/clang."""
-    for candidate in (cc, os.environ.get("CC"), "cc", "gcc", "clang"):
+    for candidate in (cc, knobs.CC.get(), "cc", "gcc", "clang"):
         if not candidate:
             continue
         path = shutil.which(candidate)

@@ -1,7 +1,8 @@
 """The ``llvm`` plugin of tvm (entry point ``[project.entry-points.tvm] llvm``).
 
 Registers the ``llvm`` target kind (CPU, device type 1), answers ``tvm_tir_codegen`` for it
-and schedules unscheduled PrimFuncs with the default CPU rules (``tvm_tir_default_schedule``,
+contributes the default CPU schedule rules for it (``tvm_tir_schedule_rules``) and schedules
+unscheduled PrimFuncs with them (``tvm_tir_default_schedule``,
 :mod:`tvm.target.llvm.schedule_rules`).  Importing this module stays cheap: LLVM is initialised only when code is generated.
 """
 
@@ -13,7 +14,7 @@ from tvm.ffi.plugin import hookimpl
 
 __all__ = [
     "tvm_register_target_kinds", "tvm_tir_codegen", "tvm_tir_default_schedule",
-    "LLVM_TARGET_ATTRS",
+    "tvm_tir_schedule_rules", "LLVM_TARGET_ATTRS",
 ]
 
 #: attribute -> (type, default) of the llvm target kind
@@ -71,3 +72,13 @@ def tvm_tir_default_schedule(mod: Any, target: Any) -> Any:
     from .schedule_rules import apply_default_schedules
 
     return apply_default_schedules(mod, target)
+
+
+@hookimpl
+def tvm_tir_schedule_rules(target: Any) -> Any:
+    """The default CPU rules for an llvm ``target`` (its vector width, registers, cores)."""
+    if _kind_name(target) != "llvm":
+        return None
+    from .schedule_rules import cpu_info, cpu_rules
+
+    return cpu_rules(cpu_info(target))

@@ -23,7 +23,11 @@ Layout
 * ``sampling.py``   sample_perfect_tile / sample_categorical / sample_compute_location
 * ``analysis.py``   shared analyses (loops of a block, producers, block kinds, loop users)
 * ``error.py``      ScheduleError
-* ``primitive/``    one module per primitive family (loop_transform, for_kind, annotate, ...)
+* ``primitive/``    one module per primitive family (loop_transform, for_kind, annotate,
+                    padding, ...)
+* ``rules/``        the schedule-rule framework: ScheduleRule, block helpers, the driver
+                    (default schedules, vendor rules, design spaces; docs/schedule_rules.md)
+* ``gpu_rules/``    the default GPU rules every GPU target shares, written in ``rules/``
 
 How to add a primitive
 ----------------------

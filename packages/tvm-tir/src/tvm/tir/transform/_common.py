@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
-from tvm.ir.transform import FunctionPass, function_pass, register_pass
+from tvm.ir.transform import FunctionPass, function_pass
 
 from ..buffer import Buffer
 from ..expr import Broadcast, FloatImm, IntImm, Let, PrimExpr, Var, lanes_of
@@ -16,7 +16,7 @@ from ..functor import StmtExprMutator
 from ..stmt import Evaluate, SeqStmt, Stmt
 
 __all__ = [
-    "prim_func_pass", "register_factory", "no_op", "is_no_op", "broadcast_to",
+    "prim_func_pass", "no_op", "is_no_op", "broadcast_to",
     "rename_definitions", "rebuild_buffer",
 ]
 
@@ -29,11 +29,6 @@ def prim_func_pass(transform: Callable[[PrimFunc], PrimFunc], name: str) -> Func
 
     run.__name__ = name
     return function_pass(run, opt_level=0, name=name, func_type=PrimFunc)
-
-
-def register_factory(factory: Callable[[], Any], name: str) -> None:
-    """Make ``tvm.ir.transform.get_pass(name)`` build the pass lazily."""
-    register_pass(factory, name)
 
 
 # --------------------------------------------------------------------------- statements

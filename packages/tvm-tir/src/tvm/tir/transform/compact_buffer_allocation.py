@@ -40,7 +40,7 @@ from ..expr import BufferLoad, IntImm, IterVar, PrimExpr, Range, Var
 from ..function import PrimFunc
 from ..functor import StmtExprMutator, StmtExprVisitor
 from ..stmt import Allocate, AttrStmt, BufferStore, DeclBuffer, For, Stmt
-from ._common import prim_func_pass, register_factory
+from ._common import prim_func_pass
 
 __all__ = ["CompactBufferAllocation", "compact_buffer_allocation"]
 
@@ -263,6 +263,3 @@ def compact_buffer_allocation(func: PrimFunc) -> PrimFunc:
 def CompactBufferAllocation() -> FunctionPass:  # noqa: N802
     """The pass form of :func:`compact_buffer_allocation`."""
     return prim_func_pass(compact_buffer_allocation, "tir.CompactBufferAllocation")
-
-
-register_factory(CompactBufferAllocation, "tir.CompactBufferAllocation")

@@ -28,7 +28,7 @@ from ..function import PrimFunc
 from ..functor import StmtExprMutator
 from ..stmt import Allocate, Block, BlockRealize, BufferStore, DeclBuffer
 from ..expr_util import is_const_int
-from ._common import prim_func_pass, register_factory
+from ._common import prim_func_pass
 
 __all__ = ["FlattenBuffer", "flatten_buffer", "flatten_indices", "flattened_buffer"]
 
@@ -206,6 +206,3 @@ def flatten_buffer(func: PrimFunc) -> PrimFunc:
 def FlattenBuffer() -> FunctionPass:  # noqa: N802
     """The pass form of :func:`flatten_buffer`."""
     return prim_func_pass(flatten_buffer, "tir.FlattenBuffer")
-
-
-register_factory(FlattenBuffer, "tir.FlattenBuffer")

@@ -42,7 +42,7 @@ from ..stmt import (
     stmt_seq,
 )
 from ..stmt_functor import free_vars, post_order_visit
-from ._common import prim_func_pass, register_factory
+from ._common import prim_func_pass
 from ._gpu import is_storage_sync, is_thread_tag, storage_sync
 
 __all__ = ["InjectStorageSync", "inject_storage_sync"]
@@ -227,6 +227,3 @@ def inject_storage_sync(func: PrimFunc, name: Optional[str] = None) -> PrimFunc:
 def InjectStorageSync() -> FunctionPass:  # noqa: N802
     """The pass form of :func:`inject_storage_sync`."""
     return prim_func_pass(inject_storage_sync, "tir.InjectStorageSync")
-
-
-register_factory(InjectStorageSync, "tir.InjectStorageSync")

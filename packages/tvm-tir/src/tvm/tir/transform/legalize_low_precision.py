@@ -41,7 +41,7 @@ from ..function import PrimFunc
 from ..functor import StmtExprMutator
 from ..op import FLOAT_MATH, FLOAT_PREDICATES
 from ..stmt import Allocate, BufferStore, LetStmt
-from ._common import prim_func_pass, register_factory
+from ._common import prim_func_pass
 from .low_precision_codec import (
     compute_dtype, decode, decode_constant, encode, encode_constant,
 )
@@ -365,6 +365,3 @@ def legalize_low_precision(func: PrimFunc) -> PrimFunc:
 def LegalizeLowPrecision() -> FunctionPass:  # noqa: N802
     """The pass form of :func:`legalize_low_precision`."""
     return prim_func_pass(legalize_low_precision, "tir.LegalizeLowPrecision")
-
-
-register_factory(LegalizeLowPrecision, "tir.LegalizeLowPrecision")

@@ -45,7 +45,7 @@ from ..op import max as _max
 from ..op import min as _min
 
 __all__ = [
-    "compute_dtype", "decode", "encode", "encode_constant", "decode_constant",
+    "compute_dtype", "decode", "encode", "encode_constant", "decode_constant", "cast_array",
     "is_low_precision_float", "is_low_precision_int",
 ]
 
@@ -296,7 +296,34 @@ def encode_constant(value: Any, src_dtype: str, dtype: str) -> int:
             arr = np.array(float(value), dtype=np.float64).astype(src).astype(np.float32)
         else:
             arr = np.array(int(value), dtype=np.float64).astype(np.float32)
-        return int(arr.astype(_np_type(dtype)).view(np.uint8))
+    return int(cast_array(arr, dtype).view(np.uint8))
+
+
+def cast_array(values: Any, dtype: str) -> np.ndarray:
+    """``values`` (a numpy array or number) converted to ``dtype`` as compiled code converts
+    it, for evaluating casts at compile time: ``astype`` (``ml_dtypes`` for the low-precision
+    float formats, which :func:`encode` matches bit for bit), except floats to a 2/4-bit
+    integer, which follow :func:`encode`'s rule (truncated toward zero to int32, the low bits
+    kept; NaN and values beyond int32 give 0) where ``ml_dtypes`` leaves out-of-range values
+    to chance (its answer changed between releases)."""
+    arr = np.asarray(values)
+    target = _np_type(dtype)
+    if not (is_low_precision_int(dtype) and arr.dtype.kind == "f"):
+        with np.errstate(all="ignore"):
+            out = arr.astype(target)
+        if element_of(dtype) == "float8_e8m0fnu" and arr.dtype.kind == "f":
+            # above 2**-127 and below 2**-126 rounds up (ml_dtypes 0.7 rounds part down)
+            x = arr.astype(np.float64)
+            window = (x > 2.0**-127) & (x < 2.0**-126)
+            out = np.where(window, np.uint8(1), out.view(np.uint8)).astype(np.uint8).view(target)
+        return out
+    nbits = parse_dtype(dtype)[1]
+    x = arr.astype(np.float64)
+    ok = np.isfinite(x) & (np.abs(x) < 2.0**31)
+    low = np.trunc(np.where(ok, x, 0.0)).astype(np.int64) & ((1 << nbits) - 1)
+    if parse_dtype(dtype)[0] == DTypeCode.INT:
+        low = np.where(low >= 1 << (nbits - 1), low - (1 << nbits), low)
+    return low.astype(np.int32).astype(target)
 
 
 def decode_constant(bits: int, dtype: str) -> Any:

@@ -26,7 +26,7 @@ from ..expr import IntImm
 from ..function import PrimFunc
 from ..functor import StmtExprMutator
 from ..stmt import Allocate, DeclBuffer
-from ._common import prim_func_pass, register_factory
+from ._common import prim_func_pass
 
 __all__ = ["LowerAllocation", "lower_allocation", "STORAGE_KEY", "MAX_STACK_BYTES_KEY"]
 
@@ -115,6 +115,3 @@ def lower_allocation(func: PrimFunc, max_stack_bytes: Optional[int] = None) -> P
 def LowerAllocation() -> FunctionPass:  # noqa: N802
     """The pass form of :func:`lower_allocation`."""
     return prim_func_pass(lower_allocation, "tir.LowerAllocation")
-
-
-register_factory(LowerAllocation, "tir.LowerAllocation")

@@ -52,7 +52,7 @@ from ..stmt import (
     Block, BlockRealize, BufferStore, Evaluate, For, ForKind, IfThenElse, Stmt, stmt_seq,
 )
 from ..stmt_functor import free_vars, post_order_visit, substitute
-from ._common import prim_func_pass, register_factory
+from ._common import prim_func_pass
 from ._gpu import call_op
 from .lower_thread_binding import loop_thread_tag
 
@@ -269,7 +269,3 @@ def lower_cross_thread_reduction(func: PrimFunc, name: Optional[str] = None) -> 
 def LowerCrossThreadReduction() -> FunctionPass:  # noqa: N802
     """The pass form of :func:`lower_cross_thread_reduction`."""
     return prim_func_pass(lower_cross_thread_reduction, "tir.LowerCrossThreadReduction")
-
-
-register_factory(LowerCrossThreadReduction, "tir.LowerCrossThreadReduction")
-

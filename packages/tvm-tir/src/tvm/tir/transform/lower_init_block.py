@@ -20,7 +20,7 @@ from ..expr import EQ, And, IterVarType, PrimExpr
 from ..function import PrimFunc
 from ..functor import StmtExprMutator
 from ..stmt import Block, IfThenElse, stmt_seq
-from ._common import prim_func_pass, register_factory
+from ._common import prim_func_pass
 
 __all__ = ["LowerInitBlock", "lower_init_block", "lower_block_init"]
 
@@ -60,6 +60,3 @@ def lower_init_block(func: PrimFunc) -> PrimFunc:
 def LowerInitBlock() -> FunctionPass:  # noqa: N802
     """The pass form of :func:`lower_init_block`."""
     return prim_func_pass(lower_init_block, "tir.LowerInitBlock")
-
-
-register_factory(LowerInitBlock, "tir.LowerInitBlock")

@@ -34,7 +34,7 @@ from ..stmt import (
     MatchBufferRegion, Stmt,
 )
 from ..stmt_functor import substitute
-from ._common import prim_func_pass, register_factory
+from ._common import prim_func_pass
 from .lower_init_block import lower_block_init
 
 __all__ = ["LowerOpaqueBlock", "lower_opaque_block", "BLOCKS_LOWERED_ATTR"]
@@ -188,6 +188,3 @@ def lower_opaque_block(func: PrimFunc) -> PrimFunc:
 def LowerOpaqueBlock() -> FunctionPass:  # noqa: N802
     """The pass form of :func:`lower_opaque_block`."""
     return prim_func_pass(lower_opaque_block, "tir.LowerOpaqueBlock")
-
-
-register_factory(LowerOpaqueBlock, "tir.LowerOpaqueBlock")

@@ -39,7 +39,7 @@ from ..stmt import (
     Allocate, AttrStmt, BufferStore, DeclBuffer, Evaluate, IfThenElse, LetStmt, Stmt, stmt_seq,
 )
 from ..stmt_functor import free_vars
-from ._common import prim_func_pass, register_factory
+from ._common import prim_func_pass
 from ..expr_util import const_int
 from ._gpu import call_op, gpu_limits, is_thread_tag, storage_sync
 from .lower_cross_thread_reduction import combine, reducer_identity
@@ -280,6 +280,3 @@ def LowerThreadAllreduce(warp_size: Optional[int] = None) -> FunctionPass:  # no
         return lower_thread_allreduce(func, warp_size)
 
     return prim_func_pass(run, "tir.LowerThreadAllreduce")
-
-
-register_factory(LowerThreadAllreduce, "tir.LowerThreadAllreduce")

@@ -33,7 +33,7 @@ from ..function import PrimFunc
 from ..functor import StmtExprMutator, StmtExprVisitor
 from ..stmt import AttrStmt, For, ForKind, IfThenElse, Stmt
 from ..stmt_functor import substitute
-from ._common import prim_func_pass, register_factory
+from ._common import prim_func_pass
 from ..expr_util import const_int, same_expr
 from ._gpu import THREAD_TAG_ORDER, is_launch_tag
 
@@ -216,6 +216,3 @@ def lower_thread_binding(func: PrimFunc, name: Optional[str] = None) -> PrimFunc
 def LowerThreadBinding() -> FunctionPass:  # noqa: N802
     """The pass form of :func:`lower_thread_binding`."""
     return prim_func_pass(lower_thread_binding, "tir.LowerThreadBinding")
-
-
-register_factory(LowerThreadBinding, "tir.LowerThreadBinding")

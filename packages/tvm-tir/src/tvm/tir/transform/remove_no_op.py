@@ -24,7 +24,7 @@ from ..stmt import (
     While, stmt_seq,
 )
 from ..expr_util import const_int, has_side_effect
-from ._common import is_no_op, no_op, prim_func_pass, register_factory
+from ._common import is_no_op, no_op, prim_func_pass
 
 __all__ = ["RemoveNoOp", "remove_no_op"]
 
@@ -116,6 +116,3 @@ def remove_no_op(func: PrimFunc) -> PrimFunc:
 def RemoveNoOp() -> FunctionPass:  # noqa: N802
     """The pass form of :func:`remove_no_op`."""
     return prim_func_pass(remove_no_op, "tir.RemoveNoOp")
-
-
-register_factory(RemoveNoOp, "tir.RemoveNoOp")

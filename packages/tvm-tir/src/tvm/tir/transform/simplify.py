@@ -26,7 +26,7 @@ from ..function import PrimFunc
 from ..functor import StmtExprMutator
 from ..stmt import AssertStmt, Block, For, ForKind, IfThenElse, LetStmt
 from ..stmt_functor import substitute
-from ._common import no_op, prim_func_pass, register_factory
+from ._common import no_op, prim_func_pass
 
 __all__ = ["Simplify", "simplify"]
 
@@ -115,6 +115,3 @@ def simplify(func: PrimFunc) -> PrimFunc:
 def Simplify() -> FunctionPass:  # noqa: N802
     """The pass form of :func:`simplify`."""
     return prim_func_pass(simplify, "tir.Simplify")
-
-
-register_factory(Simplify, "tir.Simplify")

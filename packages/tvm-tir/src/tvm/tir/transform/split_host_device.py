@@ -37,7 +37,6 @@ from ..stmt import (
     Allocate, AttrStmt, DeclBuffer, Evaluate, For, LetStmt, SeqStmt, Stmt, stmt_seq,
 )
 from ..expr_util import const_int
-from ._common import register_factory
 from ._gpu import (
     KERNEL_CALLING_CONV, KERNELS_ATTR, LAUNCH_PARAMS_ATTR, THREAD_EXTENT_ATTR, THREAD_TAG_ORDER,
     call_op,
@@ -236,6 +235,3 @@ def SplitHostDevice() -> Pass:  # noqa: N802
     """The module pass form of :func:`split_host_device`."""
     return module_pass(lambda mod, ctx: split_host_device(mod), opt_level=0,
                        name="tir.SplitHostDevice")
-
-
-register_factory(SplitHostDevice, "tir.SplitHostDevice")

@@ -22,7 +22,7 @@ from ..functor import StmtExprMutator
 from ..stmt import For, ForKind, stmt_seq
 from ..stmt_functor import substitute
 from ..expr_util import const_int
-from ._common import no_op, prim_func_pass, register_factory, rename_definitions
+from ._common import no_op, prim_func_pass, rename_definitions
 
 __all__ = ["UnrollLoop", "unroll_loop", "MAX_UNROLL_KEY", "PRAGMA_UNROLL"]
 
@@ -77,6 +77,3 @@ def unroll_loop(func: PrimFunc, max_unroll: Optional[int] = None) -> PrimFunc:
 def UnrollLoop() -> FunctionPass:  # noqa: N802
     """The pass form of :func:`unroll_loop`."""
     return prim_func_pass(unroll_loop, "tir.UnrollLoop")
-
-
-register_factory(UnrollLoop, "tir.UnrollLoop")

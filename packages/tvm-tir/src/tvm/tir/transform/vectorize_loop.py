@@ -39,7 +39,7 @@ from ..stmt import (
 from ..stmt_functor import post_order_visit, substitute, uses_var
 from ..expr_util import const_int, has_side_effect
 from ._common import (
-    broadcast_to, prim_func_pass, register_factory,
+    broadcast_to, prim_func_pass,
 )
 
 __all__ = ["VectorizeLoop", "vectorize_loop", "vectorize_body", "NotVectorizable"]
@@ -306,6 +306,3 @@ def vectorize_loop(func: PrimFunc) -> PrimFunc:
 def VectorizeLoop() -> FunctionPass:  # noqa: N802
     """The pass form of :func:`vectorize_loop`."""
     return prim_func_pass(vectorize_loop, "tir.VectorizeLoop")
-
-
-register_factory(VectorizeLoop, "tir.VectorizeLoop")

@@ -27,7 +27,7 @@ from ..expr import BufferLoad, IterVar
 from ..function import PrimFunc
 from ..functor import StmtExprVisitor
 from ..stmt import Allocate, AttrStmt, BufferStore, For, ForKind
-from ._common import prim_func_pass, register_factory
+from ._common import prim_func_pass
 from ..expr_util import const_int
 from ._gpu import GPULimits, dtype_bytes, gpu_limits, is_thread_tag, tag_axis
 
@@ -175,7 +175,3 @@ def VerifyGPUCode(target: Any = None) -> FunctionPass:  # noqa: N802
         return verify_gpu_code(func, gpu_limits(target))
 
     return prim_func_pass(run, "tir.VerifyGPUCode")
-
-
-register_factory(VerifyGPUCode, "tir.VerifyGPUCode")
-

@@ -270,7 +270,9 @@ def _cast_fold(ctx: Any, x: Any, *_rest: Any) -> Any:
         x = lowp.saturate_np(x, dtype)
     if x.dtype.kind == "f" and x.dtype.itemsize > 1 and dtype.startswith(("int", "uint")):
         x = np.trunc(x)
-    return x.astype(np_dtype_of(dtype))
+    from tvm.tir.transform.low_precision_codec import cast_array
+
+    return cast_array(x, dtype)  # the conversions compiled code does
 
 
 def _cast_target(ctx: Any) -> str:

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from tvm.ffi import structural_equal
 from tvm.ir.op import Op
 from tvm.tir.expr import (
     Add, BufferLoad, Call, Cast, FloatImm, FloorDiv, IntImm, IterVarType, Max, Min, Mul, PrimExpr,
@@ -168,7 +169,8 @@ def _match_update(store: BufferStore) -> tuple[Optional[str], Optional[PrimExpr]
     def is_self(e: Any) -> bool:
         return isinstance(e, BufferLoad) and e.buffer is store.buffer and \
             len(e.indices) == len(store.indices) and \
-            all(a is b or _same(a, b) for a, b in zip(e.indices, store.indices))
+            all(a is b or structural_equal(a, b, map_free_vars=False)
+                for a, b in zip(e.indices, store.indices))
 
     for cls, name in ((Add, "sum"), (Max, "max"), (Min, "min")):
         if isinstance(value, cls):
@@ -177,12 +179,6 @@ def _match_update(store: BufferStore) -> tuple[Optional[str], Optional[PrimExpr]
             if is_self(value.b):
                 return name, value.a
     return None, None
-
-
-def _same(a: PrimExpr, b: PrimExpr) -> bool:
-    from tvm.ffi import structural_equal
-
-    return structural_equal(a, b, map_free_vars=False)
 
 
 def analyze_block(sch: Any, block_rv: Any) -> BlockInfo:

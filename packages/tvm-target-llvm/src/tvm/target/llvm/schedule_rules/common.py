@@ -8,18 +8,14 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Optional, Sequence
 
-from tvm.tir.expr import IntImm
 from tvm.tir.schedule import ScheduleError
+from tvm.tir.schedule.rules import loop_extent
 
 __all__ = [
-    "NotApplicable", "has_primitive", "try_primitive", "reorder", "largest_factor",
-    "loop_extent", "parallelize_outer", "vector_factor", "vectorize_innermost",
+    "has_primitive", "try_primitive", "reorder", "largest_factor",
+    "parallelize_outer", "vector_factor", "vectorize_innermost",
     "PARALLEL_MIN_WORK",
 ]
-
-
-class NotApplicable(Exception):
-    """A rule finds, part-way, that it does not fit the block (the driver tries the next)."""
 
 
 #: Below this many innermost iterations (times vector lanes) a kernel runs serially: a
@@ -55,12 +51,6 @@ def reorder(sch: Any, loops: Sequence[Any]) -> None:
             all(b.parent is a for a, b in zip(srefs, srefs[1:])):
         return
     sch.reorder(*loops)
-
-
-def loop_extent(sch: Any, loop: Any) -> Optional[int]:
-    """The constant extent of a loop handle, or ``None`` when symbolic."""
-    extent = sch.get(loop).extent
-    return extent.value if isinstance(extent, IntImm) else None
 
 
 def largest_factor(extent: Optional[int], candidates: Iterable[int]) -> Optional[int]:

@@ -40,11 +40,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Optional, Sequence
 
+from tvm.tir.schedule.rules import RuleNotApplicable, loop_extent
+
 from .analysis import BlockInfo, Contraction
-from .common import (
-    NotApplicable, largest_factor, loop_extent, parallelize_outer, reorder, try_primitive,
-    vector_factor,
-)
+from .common import largest_factor, parallelize_outer, reorder, try_primitive, vector_factor
 from .cpu import CPUInfo
 from .elementwise import schedule_loops_spatial
 
@@ -212,7 +211,7 @@ def schedule_contraction(sch: Any, block: Any, info: BlockInfo, con: Contraction
         fused_loop = sch.fuse(loops[con.fusable], loops[con.vec])
     mr, nr = tile if tile is not None else choose_tile(info, con, cpu)
     if (con.pack or con.transpose_output) and nr is None:
-        raise NotApplicable(f"block {info.name!r}: packing needs a vector length dividing "
+        raise RuleNotApplicable(f"block {info.name!r}: packing needs a vector length dividing "
                             "the vector extent")
     if con.pack:
         _pack_operands(sch, block, con, nr, cpu)  # type: ignore[arg-type]

@@ -12,9 +12,10 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from tvm.tir.expr import Var
+from tvm.tir.schedule.rules import loop_extent
 
 from .analysis import BlockInfo, is_padding_like
-from .common import loop_extent, parallelize_outer, vector_factor, vectorize_innermost
+from .common import parallelize_outer, vector_factor, vectorize_innermost
 from .cpu import CPUInfo
 
 __all__ = ["schedule_spatial", "schedule_loops_spatial"]

@@ -23,10 +23,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from tvm.tir.schedule.rules import loop_extent
+
 from .analysis import BlockInfo, analyze_block, match_contraction
-from .common import (
-    has_primitive, loop_extent, parallelize_outer, reorder, try_primitive, vector_factor,
-)
+from .common import has_primitive, parallelize_outer, reorder, try_primitive, vector_factor
 from .cpu import CPUInfo
 from .elementwise import schedule_loops_spatial
 
@@ -194,12 +194,6 @@ def _row_count(out_info: BlockInfo, infos: dict, members: list[Any]) -> int:
         return 0
     rows = max(used) + 1
     return rows if used == set(range(rows)) else 0
-
-
-def _is_output(sch: Any, block: Any) -> bool:
-    from tvm.tir.schedule import analysis as A
-
-    return A.is_output_block(sch.state, sch.get_sref(block))
 
 
 def _reaches(sch: Any, producer: Any, consumer: Any) -> bool:

@@ -1,21 +1,16 @@
-"""Parameters and block analyses shared by the default GPU rules."""
+"""Target parameters and the matmul pattern of the default GPU rules (block kinds, loop
+roles and extents come from :mod:`tvm.tir.schedule.rules`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from ...expr import BufferLoad, Cast, IntImm, IterVarType, Mul, Var
+from ...expr import BufferLoad, Cast, IterVarType, Mul, Var
 from ...stmt import Block, BufferStore
 from ...stmt_functor import free_vars
-from ..handles import BlockRV, LoopRV
 
-__all__ = ["GPUParams", "block_kind", "loop_extent", "loop_roles", "matmul_operands",
-           "next_pow2", "RuleNotApplicable"]
-
-
-class RuleNotApplicable(Exception):
-    """A rule does not match the function (the driver tries the next one)."""
+__all__ = ["GPUParams", "matmul_operands", "next_pow2"]
 
 
 @dataclass(frozen=True)
@@ -42,40 +37,6 @@ def next_pow2(n: int) -> int:
     while p < n:
         p *= 2
     return p
-
-
-def loop_extent(sch: Any, loop: LoopRV) -> Optional[int]:
-    ext = sch.get(loop).extent
-    return ext.value if isinstance(ext, IntImm) else None
-
-
-def block_kind(sch: Any, block: BlockRV) -> str:
-    """``"spatial"`` (only data-parallel iterations), ``"reduction"`` (data-parallel and
-    reduction iterations) or ``"other"``."""
-    b: Block = sch.get(block)
-    kinds = {iv.iter_type for iv in b.iter_vars}
-    if kinds <= {IterVarType.DATA_PAR}:
-        return "spatial"
-    if kinds <= {IterVarType.DATA_PAR, IterVarType.COMM_REDUCE}:
-        return "reduction"
-    return "other"
-
-
-def loop_roles(sch: Any, block: BlockRV) -> list[tuple[LoopRV, str]]:
-    """Each loop around ``block`` with the kind of iterations it drives: ``"S"``
-    (data-parallel), ``"R"`` (reduction), ``"SR"`` (both) or ``""`` (none, a unit loop)."""
-    sref = sch.get_sref(block)
-    realize = sref.realize
-    spatial: set[Var] = set()
-    reduce: set[Var] = set()
-    for iv, value in zip(realize.block.iter_vars, realize.iter_values):
-        target = reduce if iv.iter_type == IterVarType.COMM_REDUCE else spatial
-        target.update(free_vars(value))
-    out = []
-    for loop in sch.get_loops(block):
-        var = sch.get(loop).loop_var
-        out.append((loop, ("S" if var in spatial else "") + ("R" if var in reduce else "")))
-    return out
 
 
 def _load(e: Any) -> Optional[BufferLoad]:

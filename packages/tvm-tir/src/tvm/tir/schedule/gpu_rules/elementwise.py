@@ -14,7 +14,8 @@ from ...expr import BufferLoad
 from ...stmt import BufferStore
 from ...stmt_functor import post_order_visit
 from ..handles import BlockRV
-from .common import GPUParams, RuleNotApplicable, loop_extent
+from ..rules import RuleNotApplicable, loop_extent
+from .common import GPUParams
 
 __all__ = ["schedule_elementwise", "vectorizable"]
 

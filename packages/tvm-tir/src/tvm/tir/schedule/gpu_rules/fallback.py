@@ -1,17 +1,19 @@
 """The fallback GPU schedule: a valid launch for whatever the other rules cannot schedule.
 
 A GPU function may not leave a buffer access outside a kernel (the host cannot touch device
-memory), so every function must end up bound to thread axes, even slowly.  Two steps:
+memory), so every function must end up bound to thread axes, even slowly.  Three steps:
 
-1. :func:`schedule_block_fallback`, per block of the root (inside a :class:`Schedule`, so the
-   primitives check legality): the loops at the top of the block's nest that only drive
-   data-parallel iterations are fused, split by the block size and bound to
-   ``blockIdx.x``/``threadIdx.x`` — a reduction gets one thread per output, its reduction
-   loops stay serial in the thread;
-2. :func:`bind_unbound`, on the function: every top-level statement still outside any kernel
-   (a block without data-parallel loops, a full reduction with a reducer threads cannot
-   combine, or loop-level code with no blocks such as a scan, a sort or a scatter) becomes a
-   kernel of its own.  A loop nest is spread over threads when its iterations are provably
+1. :func:`schedule_block_fallback` (rule ``fallback``), per block of the root (inside a
+   :class:`Schedule`, so the primitives check legality): the loops at the top of the block's
+   nest that only drive data-parallel iterations are fused, split by the block size and
+   bound to ``blockIdx.x``/``threadIdx.x`` — a reduction gets one thread per output, its
+   reduction loops stay serial in the thread;
+2. rule ``single_thread`` (:class:`~tvm.tir.schedule.gpu_rules.SingleThreadRule`): a block
+   still unbound (no data-parallel loops, a full reduction with a reducer threads cannot
+   combine) gets two unit loops bound to one thread, when step 3 would do no better;
+3. :func:`bind_unbound`, on the function: every top-level statement still outside any kernel
+   (loop-level code with no blocks such as a scan, a sort or a scatter, or what step 2
+   left) becomes a kernel of its own.  A loop nest is spread over threads when its iterations are provably
    independent (the loop is ``parallel``, or each iteration writes its own slice: every
    access to a written buffer indexes one dimension with the loop variable, and every
    ``local`` scratch buffer is written before it is read in the iteration); otherwise the
@@ -31,9 +33,9 @@ from ...stmt import (
     IfThenElse, LetStmt, SeqStmt, Stmt, While, stmt_seq,
 )
 from ...stmt_functor import free_vars, post_order_visit, substitute
-from ..error import ScheduleError
 from ..handles import BlockRV
-from .common import GPUParams, RuleNotApplicable, loop_extent
+from ..rules import RuleNotApplicable, loop_extent
+from .common import GPUParams
 
 __all__ = ["schedule_block_fallback", "bind_unbound", "is_local_scope"]
 
@@ -368,18 +370,3 @@ def bind_unbound(func: PrimFunc, params: GPUParams) -> PrimFunc:
     return func.with_body(body.with_fields(block=root.with_fields(body=new_body,
                                                                    alloc_buffers=keep)))
 
-
-def run_block_fallbacks(sch: Any, blocks: list[BlockRV], params: GPUParams,
-                        attempts: list[Any]) -> Any:
-    """Each block scheduled by the first of ``attempts`` (functions ``(sch, block, params)``)
-    that succeeds, each tried on a copy of the schedule; the final schedule."""
-    for block in blocks:
-        for attempt in attempts:
-            trial = sch.copy()
-            try:
-                attempt(trial, block, params)
-            except (RuleNotApplicable, ScheduleError):
-                continue
-            sch = trial
-            break
-    return sch

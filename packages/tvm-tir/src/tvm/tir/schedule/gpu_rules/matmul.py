@@ -23,7 +23,8 @@ from typing import Any
 
 from ...transform._gpu import dtype_bytes
 from ..handles import BlockRV, LoopRV
-from .common import GPUParams, RuleNotApplicable, loop_extent, loop_roles, matmul_operands
+from ..rules import RuleNotApplicable, loop_extent, loop_roles
+from .common import GPUParams, matmul_operands
 
 __all__ = ["schedule_matmul", "MatmulConfig", "matmul_config"]
 

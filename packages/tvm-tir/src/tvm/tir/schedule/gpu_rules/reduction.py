@@ -26,7 +26,8 @@ from ...transform.lower_cross_thread_reduction import (
 )
 from ..error import ScheduleError
 from ..handles import BlockRV, LoopRV
-from .common import GPUParams, RuleNotApplicable, block_kind, loop_extent, loop_roles, next_pow2
+from ..rules import RuleNotApplicable, block_kind, loop_extent, loop_roles
+from .common import GPUParams, next_pow2
 from .elementwise import schedule_elementwise
 
 __all__ = ["schedule_reduction", "schedule_row_pipeline", "cross_thread_ok"]

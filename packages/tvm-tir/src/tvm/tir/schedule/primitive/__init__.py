@@ -17,14 +17,15 @@ from .block_annotate import BlockAnnotateMixin
 from .layout_transformation import LayoutTransformationMixin
 from .blockize_tensorize import BlockizeTensorizeMixin
 from .pad_einsum import PadEinsumMixin
+from .padding import PaddingMixin
 
 PRIMITIVE_MIXINS: tuple[type, ...] = (
     LoopTransformMixin, ForKindMixin, AnnotateMixin, CacheReadWriteMixin, ComputeAtMixin,
     ComputeInlineMixin, ReductionMixin, BlockAnnotateMixin, LayoutTransformationMixin,
-    BlockizeTensorizeMixin, PadEinsumMixin,
+    BlockizeTensorizeMixin, PadEinsumMixin, PaddingMixin,
 )
 
 __all__ = ["PRIMITIVE_MIXINS", "LoopTransformMixin", "ForKindMixin", "AnnotateMixin",
            "CacheReadWriteMixin", "ComputeAtMixin", "ComputeInlineMixin",
            "ReductionMixin", "BlockAnnotateMixin", "LayoutTransformationMixin",
-           "BlockizeTensorizeMixin", "PadEinsumMixin"]
+           "BlockizeTensorizeMixin", "PadEinsumMixin", "PaddingMixin"]

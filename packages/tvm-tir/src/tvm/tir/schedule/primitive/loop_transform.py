@@ -1,4 +1,4 @@
-"""Loop transformations: split, fuse, reorder.
+"""Loop transformations: split, fuse, reorder, add_unit_loop.
 
 Each primitive is a function over the :class:`ScheduleState` and srefs (usable from other
 primitives) plus a :class:`Schedule` method in :class:`LoopTransformMixin` that resolves
@@ -16,11 +16,12 @@ from ...stmt import Block, BlockRealize, For, ForKind, Stmt
 from ...stmt_functor import uses_var
 from .. import analysis as A
 from ..error import ScheduleError
-from ..handles import ExprRV, LoopRV
+from ..handles import BlockRV, ExprRV, LoopRV
 from ..instruction import instruction
 from ..state import ScheduleState, StmtSRef
 
-__all__ = ["split", "fuse", "reorder", "LoopTransformMixin", "LoopBodyRewriter"]
+__all__ = ["split", "fuse", "reorder", "add_unit_loop", "LoopTransformMixin",
+           "LoopBodyRewriter"]
 
 Factor = Union[int, PrimExpr, None]
 
@@ -267,8 +268,28 @@ def reorder(state: ScheduleState, loop_srefs: Sequence[StmtSRef]) -> None:
     state.replace({top.loop: body}, func_name=top.func_name)
 
 
+def add_unit_loop(state: ScheduleState, sref: StmtSRef) -> StmtSRef:
+    """Wrap a loop, or a block's realization, in a new loop of extent 1 (something to bind
+    a thread axis to when a block has no loop of its own); returns the new loop."""
+    from ._util import fresh_loop_vars, loop_names
+
+    if sref.is_block:
+        if sref.parent is None:
+            raise ScheduleError("add_unit_loop", "cannot add a loop around the root block",
+                                sref.stmt)
+        stmt: Stmt = sref.realize  # type: ignore[assignment]
+        dtype = "int32"
+    else:
+        stmt = sref.loop  # type: ignore[assignment]
+        dtype = sref.loop.loop_var.dtype
+    (var,) = fresh_loop_vars(1, dtype, loop_names(state, sref.func_name), prefix="u")
+    loop = For(var, IntImm(dtype, 0), IntImm(dtype, 1), ForKind.SERIAL, stmt)
+    state.replace({stmt: loop}, func_name=sref.func_name)
+    return state.get_sref(loop, sref.func_name)  # type: ignore[return-value]
+
+
 class LoopTransformMixin:
-    """split / fuse / reorder methods of :class:`Schedule`."""
+    """split / fuse / reorder / add_unit_loop methods of :class:`Schedule`."""
 
     @instruction("Split", inputs=("loop", "factors"), attrs=("preserve_unit_iters",),
                  outputs="list")
@@ -299,3 +320,9 @@ class LoopTransformMixin:
         if len(ordered_loops) == 1 and isinstance(ordered_loops[0], (list, tuple)):
             ordered_loops = tuple(ordered_loops[0])
         reorder(self._state, [self._loop_sref(lp, "reorder") for lp in ordered_loops])
+
+    @instruction("AddUnitLoop", inputs=("block_or_loop",), outputs="one")
+    def add_unit_loop(self, block_or_loop: Union[BlockRV, LoopRV]) -> LoopRV:
+        """A new loop of extent 1 around ``block_or_loop``; returns it."""
+        sref = self._block_or_loop_sref(block_or_loop, "add_unit_loop")
+        return self._new_rv(add_unit_loop(self._state, sref))
