@@ -12,7 +12,7 @@ package it does not declare skip there).  ``all`` is the run that must not hide 
 every distribution installed, no skip allowed except tests marked ``gpu`` without a device
 (``--forbid-skips``, see the repository's ``conftest.py``), the skip count printed.
 ``floors`` installs the lowest versions the distributions admit of the dependencies whose
-behaviour the tests pin down (numpy, ml_dtypes, onnx) and runs the tests that depend on them.
+behaviour the tests pin down (numpy, ml_dtypes) and runs the tests that depend on them.
 """
 
 from __future__ import annotations
@@ -146,9 +146,10 @@ def e2e(session: nox.Session) -> None:
                 "--forbid-skips", *_xdist_args(session), *session.posargs)
 
 
-#: the lowest versions the distributions admit, for the dependencies whose behaviour tests
-#: pin down bit for bit; ``floors`` runs the tests below against exactly these
-FLOORS = ["numpy==1.26.4", "ml_dtypes==0.5.0", "onnx==1.16.0"]
+#: the lowest versions the distributions admit (``numpy>=1.24``, ``ml_dtypes>=0.5.1,<0.8``)
+#: of the dependencies whose behaviour tests pin down bit for bit; ``floors`` runs the tests
+#: below against exactly these (ml_dtypes 0.5.0 rounds float8_e8m0fnu ties down, 0.5.1 up)
+FLOORS = ["numpy==1.24.4", "ml_dtypes==0.5.1"]
 FLOOR_TESTS = [
     "packages/tvm-ffi/tests/test_dtype.py",
     "packages/tvm-ir/tests/test_ir_dtype.py",
@@ -164,7 +165,7 @@ def floors(session: nox.Session) -> None:
     """The dtype and low-precision tests at the dependency floors (the upper end is what
     every other session resolves)."""
     _all_dists_install(session)
-    session.install("pytest", "hypothesis", *FLOORS)
+    session.install("pytest", "hypothesis", "onnx>=1.14", "onnxruntime", *FLOORS)
     session.run("python", "-c", "import numpy, ml_dtypes; print('numpy', numpy.__version__, "
                 "'ml_dtypes', ml_dtypes.__version__)")
     session.run("pytest", *[str(ROOT / t) for t in FLOOR_TESTS], "--forbid-skips",

@@ -167,7 +167,7 @@ OMP_WAIT_POLICY = declare_knob(
 SCHEDULE_RULES_STRICT = declare_knob(
     "TVM_SCHEDULE_RULES_STRICT", "bool", False,
     "a failing default schedule rule raises instead of logging and skipping",
-    "tvm-target-llvm")
+    "tvm-tir")
 
 
 def cache_dir(part: str) -> Path:

@@ -10,7 +10,7 @@ import numpy as np
 from tvm import tir
 
 from . import low_precision as lowp
-from .common import OpNotImplemented, R, converter, np_dtype_of, onnx_dtype_to_str
+from .common import OpNotImplemented, R, converter, onnx_dtype_to_str
 
 _FLOATS = ("float16", "bfloat16", "float32", "float64")
 

@@ -21,9 +21,10 @@ reads it) to raise instead: tests do.
 from __future__ import annotations
 
 import logging
-import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
+
+from tvm.ffi import knobs
 
 from ...function import PrimFunc
 from ..error import InvalidHandleError, ScheduleError
@@ -36,8 +37,9 @@ __all__ = ["apply_rules", "schedule_func", "schedule_module", "explain", "strict
 
 logger = logging.getLogger("tvm.tir.schedule.rules")
 
-#: set to 1 to raise instead of logging when a rule fails (tests use it)
-STRICT_ENV = "TVM_SCHEDULE_RULES_STRICT"
+#: set to 1 to raise instead of logging when a rule fails (tests use it); declared in
+#: tvm.ffi.knobs with the other debug knobs
+STRICT_ENV = knobs.SCHEDULE_RULES_STRICT.name
 
 #: what a rule may raise when it does not fit (the attempt is dropped, the next rule tried)
 _DECLINED = (RuleNotApplicable, ScheduleError, ValueError, TypeError, NotImplementedError)
@@ -46,7 +48,7 @@ _DECLINED = (RuleNotApplicable, ScheduleError, ValueError, TypeError, NotImpleme
 def strict_mode() -> bool:
     """Whether ``TVM_SCHEDULE_RULES_STRICT`` asks rule failures that look like bugs (any
     error but RuleNotApplicable and a primitive's ScheduleError) to be raised."""
-    return os.environ.get(STRICT_ENV, "").strip() not in ("", "0")
+    return bool(knobs.SCHEDULE_RULES_STRICT.get())
 
 
 @dataclass
