@@ -12,9 +12,10 @@ def _trunc_div(a: int, b: int) -> int:
     return q if (a >= 0) == (b >= 0) else -q
 
 
-def evaluate(e: Any, env: dict) -> Any:
+def evaluate(e: Any, env: dict, lane: int = 0) -> Any:
     """Evaluate an integer/bool TIR expression with unbounded Python ints and floor/trunc
-    semantics per node; raises ZeroDivisionError on a division by zero."""
+    semantics per node; raises ZeroDivisionError on a division by zero.  For a vector
+    expression, the value of lane ``lane`` (``Ramp``/``Broadcast`` give it per lane)."""
     t = type(e)
     if t in (E.Var, E.SizeVar):
         return env[e]
@@ -22,18 +23,22 @@ def evaluate(e: Any, env: dict) -> Any:
         return e.value
     if t is E.FloatImm:
         return e.value
-    if t is E.Cast:
+    if t is E.Ramp:
+        return evaluate(e.base, env) + lane * evaluate(e.stride, env)
+    if t is E.Broadcast:
         return evaluate(e.value, env)
+    if t is E.Cast:
+        return evaluate(e.value, env, lane)
     if t is E.Select:
-        c = evaluate(e.condition, env)
-        return evaluate(e.true_value, env) if c else evaluate(e.false_value, env)
+        c = evaluate(e.condition, env, lane)
+        return evaluate(e.true_value, env, lane) if c else evaluate(e.false_value, env, lane)
     if t is E.Not:
-        return not evaluate(e.a, env)
+        return not evaluate(e.a, env, lane)
     if t is E.And:
-        return bool(evaluate(e.a, env)) and bool(evaluate(e.b, env))
+        return bool(evaluate(e.a, env, lane)) and bool(evaluate(e.b, env, lane))
     if t is E.Or:
-        return bool(evaluate(e.a, env)) or bool(evaluate(e.b, env))
-    a, b = evaluate(e.a, env), evaluate(e.b, env)
+        return bool(evaluate(e.a, env, lane)) or bool(evaluate(e.b, env, lane))
+    a, b = evaluate(e.a, env, lane), evaluate(e.b, env, lane)
     if t is E.Add:
         return a + b
     if t is E.Sub:

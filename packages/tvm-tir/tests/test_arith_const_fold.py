@@ -2,6 +2,8 @@
 
 import math
 
+import numpy as np
+
 import pytest
 from arith_util import fmt
 from tvm.arith import Analyzer
@@ -141,3 +143,46 @@ def test_simplify_folds_float_without_reassociation():
     assert structural_equal(ana.simplify(expr), expr)
     assert structural_equal(ana.simplify(c(1.5, "float32") * c(2.0, "float32") + f), f + 3.0)
     assert structural_equal(ana.simplify(T.exp(f * 1.0)), T.exp(f))
+
+
+def test_identities_keep_side_effects():
+    """An identity that would drop or merge an evaluation is not applied to a call with side
+    effects; pure calls fold as any expression."""
+    x = E.Var("x")
+    impure = T.call_extern("int32", "next_id")
+    pure = T.call_pure_extern("int32", "f", x)
+    assert isinstance(F.mul(impure, 0), E.Mul)
+    assert isinstance(F.sub(impure, impure), E.Sub)
+    assert isinstance(F.min_(impure, impure), E.Min)
+    assert isinstance(F.select(E.Var("b", "bool"), impure, impure), E.Select)
+    assert value(F.mul(pure, 0)) == 0
+    assert F.max_(pure, T.call_pure_extern("int32", "f", x)) is pure
+
+
+def test_ramp_builder():
+    x = E.Var("x")
+    assert isinstance(F.ramp(x, 0, 4), E.Broadcast)
+    r = F.ramp(x, 2, 4)
+    assert isinstance(r, E.Ramp) and r.lanes == 4
+    assert structural_equal(F.sub(r, F.ramp(x, 1, 4)), E.Ramp(c(0), c(1), 4))
+    assert structural_equal(F.fold(E.Ramp(x, c(0), 4)), E.Broadcast(x, 4))
+
+
+def test_float_operands_are_taken_at_their_precision():
+    # 0.1 and 0.2 as float32 immediates hold more digits than float32 has.
+    out = F.add(E.FloatImm("float32", 0.1), E.FloatImm("float32", 0.2))
+    assert value(out) == float(np.float32(np.float32(0.1) + np.float32(0.2)))
+    assert value(F.cast("float64", E.FloatImm("float32", 0.1))) == float(np.float32(0.1))
+    big = (1 << 60) + 1  # not representable in double: rounded once, to float32
+    assert value(F.cast("float32", E.IntImm("int64", big))) == float(np.float32(np.int64(big)))
+
+
+def test_simplify_keeps_each_call_with_side_effects():
+    x = E.Var("x")
+    tick, tock = T.call_extern("int32", "tick"), T.call_extern("int32", "tick")
+    ana = Analyzer()
+    assert isinstance(ana.simplify(tick - tock), E.Sub)
+    assert isinstance(ana.simplify(E.LT(tick, tock)), E.LT)
+    assert structural_equal(ana.simplify(tick + x - x), tick)
+    pure = T.call_pure_extern("int32", "f", x)
+    assert value(ana.simplify(pure - T.call_pure_extern("int32", "f", x))) == 0

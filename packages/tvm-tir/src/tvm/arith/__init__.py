@@ -2,9 +2,13 @@
 
 * :class:`Analyzer` — simplification (canonical and rewrite), constant bounds, integer sets,
   proofs (``can_prove``), variable binding and constraint scopes;
-* :mod:`~tvm.arith.const_fold` — exact constant folding per dtype;
+* :mod:`~tvm.arith.const_fold` — the constant folder of tvm-tir: exact folding per dtype,
+  exact identities and Ramp/Broadcast forms, also the builders the lowering passes use;
 * :class:`ConstIntBound`, :class:`IntervalSet`, :func:`eval_set` — bound and set analysis;
 * :func:`detect_linear_equation` — coefficients of a linear form.
+
+The ``tir.Simplify`` pass is this package applied statement by statement; small expression
+queries (``const_int``, ``same_expr``, ...) live in :mod:`tvm.tir.expr_util`.
 """
 
 from . import const_fold

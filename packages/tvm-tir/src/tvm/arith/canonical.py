@@ -34,9 +34,10 @@ from typing import Any
 from tvm.ffi import Object
 from tvm.ir.op import Op
 from tvm.tir.expr import (
-    EQ, GE, GT, LE, LT, NE, Add, And, Div, FloorDiv, FloorMod, IntImm, Mod, Mul, PrimExpr,
+    EQ, GE, GT, LE, LT, NE, Add, And, Call, Div, FloorDiv, FloorMod, IntImm, Mod, Mul, PrimExpr,
     SizeVar, Sub, Var,
 )
+from tvm.tir.op import effect_kind
 
 from .bound import (
     NEG_INF, POS_INF, Bound, b_add, bound_floordiv, bound_floormod, bound_mul,
@@ -46,6 +47,7 @@ from .rewrite_simplify import RewriteSimplifier
 
 __all__ = ["Poly", "Atom", "CanonicalSimplifier", "SKey", "KeyMaker", "expr_key"]
 
+_SKELETON = (Add, Sub, Mul, FloorDiv, FloorMod)
 _EXPAND_LIMIT = 32  # largest product of sums expanded into monomials
 _VAR, _DIV, _MOD, _EXPR = 0, 1, 2, 3
 
@@ -81,7 +83,8 @@ class SKey:
 
 class KeyMaker:
     """Builds interned :class:`SKey` keys of expressions: equal keys mean structurally
-    equal expressions (variables by identity); variables order by name first."""
+    equal expressions (variables by identity; a call with side effects equals only
+    itself); variables order by name first."""
 
     def __init__(self) -> None:
         self.memo: dict[int, tuple[Any, SKey]] = {}
@@ -116,6 +119,9 @@ class KeyMaker:
                                 order)
             elif isinstance(expr, IntImm):
                 parts = ("i", expr.dtype, expr.value)
+            elif isinstance(expr, Call) and effect_kind(expr) == "side_effect":
+                # Two calls with side effects are two evaluations: never equal, never merged.
+                parts = ("se", id(expr))
             elif isinstance(expr, PrimExpr):
                 parts = (expr._type_key, *(self(getattr(expr, info.name))
                                            for info in expr._field_infos
@@ -272,9 +278,24 @@ class CanonicalSimplifier(RewriteSimplifier):
     # -- entry from the visitor ----------------------------------------------------------
     def _visit_int_arith(self, expr: PrimExpr) -> PrimExpr:
         out = self.from_poly(self.to_poly(expr), expr.dtype)
-        if out is not expr and self.key(out) == self.key(expr):
+        if out is not expr and self._same_tree(out, expr):
             return expr
         return out
+
+    def _same_tree(self, a: PrimExpr, b: PrimExpr) -> bool:
+        """``key(a) == key(b)`` without building keys for the arithmetic skeleton (``a`` is
+        freshly rebuilt; its leaves are atoms whose keys are already known)."""
+        if a is b:
+            return True
+        t = type(a)
+        if t is not type(b):
+            return False
+        if t is IntImm:
+            return a.value == b.value and a.dtype == b.dtype
+        if t in _SKELETON:
+            return a.dtype == b.dtype and self._same_tree(a.a, b.a) and \
+                self._same_tree(a.b, b.b)
+        return self.key(a) == self.key(b)
 
     def key(self, expr: Any) -> SKey:
         """The interned structural key of ``expr``."""

@@ -1,4 +1,4 @@
-"""Constant folding and exact identities for TIR expressions.
+"""Constant folding and exact identities for TIR expressions: the one folder of tvm-tir.
 
 The builders here (:func:`add`, :func:`floordiv`, :func:`select`, ...) construct a node but
 fold it first when the operands allow it, with the exact semantics of the dtype:
@@ -7,13 +7,22 @@ fold it first when the operands allow it, with the exact semantics of the dtype:
   unsigned integers modulo ``2**bits``;
 * ``Div``/``Mod`` truncate toward zero (C), ``FloorDiv``/``FloorMod`` round toward -inf;
 * a division or remainder by zero is never folded (it is left for the program to trap);
-* floats are computed in double precision and rounded once to the dtype (``float16``,
-  ``bfloat16``, ``float32``), which is correctly rounded for ``+ - * /``; ``min``/``max`` are
-  not folded when an operand is NaN.
+* floats: the operands are taken at the dtype's precision, ``+ - * /`` are computed in double
+  precision and rounded once to the dtype (``float16``, ``bfloat16``, ``float32``), which is
+  the correctly rounded result the compiled code computes; ``floordiv``/``floormod`` round
+  every step as the code generators do (``floor(a / b)``, ``a - floor(a / b) * b``, in
+  ``float32`` for the 16-bit types); ``min``/``max`` are not folded when an operand is NaN.
+
+Vectors keep their structure: ``Ramp``/``Broadcast`` operands of ``+ - *`` give a ``Ramp``
+(``ramp(b, s) + x -> ramp(b + x, s)``, ``ramp(b, s) * x -> ramp(b*x, s*x)``), two
+``Broadcast`` operands give the ``Broadcast`` of the scalar result, and a ramp of stride 0 is
+a broadcast.  The lowering passes build their index arithmetic with these builders.
 
 Identities are only those that hold for every value: ``x + 0``, ``x - 0``, ``x * 1``,
-``x * 0`` (integers only), ``x // 1``, ``x % 1`` (integers), ``min(x, x)``, ``select`` with a
-constant condition or equal branches, and ``and``/``or``/``not`` with constants.  For floats
+``x * 0`` (integers only), ``x // 1``, ``x % 1`` (integers), ``x - x`` (integers),
+``min(x, x)``, ``select`` with a constant condition or equal branches, and
+``and``/``or``/``not`` with constants; an identity that would drop or merge an evaluation
+(``f() * 0``, ``f() - f()``) is not applied when ``f`` has side effects.  For floats
 ``x + 0.0`` is folded to ``x`` (equal in value; only the sign of a zero may differ).
 """
 
@@ -23,17 +32,18 @@ import math
 from typing import Any
 
 import numpy as np
-from tvm.ffi.dtype import DTypeCode, is_float_code, parse_dtype
+from tvm.ffi.dtype import DTypeCode, format_dtype, is_float_code, parse_dtype
 from tvm.tir.expr import (
     EQ, GE, GT, LE, LT, NE, Add, And, Broadcast, Cast, Div, FloatImm, FloorDiv, FloorMod, IntImm,
-    Max, Min, Mod, Mul, Not, Or, PrimExpr, Select, Sub, _match_types, convert,
+    Max, Min, Mod, Mul, Not, Or, PrimExpr, Ramp, Select, Sub, _match_types, convert,
 )
+from tvm.tir.expr_util import const_value, has_side_effect, is_const_int, same_expr
 
 __all__ = [
-    "int_range", "wrap_int", "make_int", "make_float", "make_const", "const_value",
-    "is_const_int", "is_signed_int", "is_int_like", "fold_binary", "fold",
-    "add", "sub", "mul", "floordiv", "floormod", "truncdiv", "truncmod", "min_", "max_",
-    "compare", "logical_and", "logical_or", "logical_not", "select", "cast",
+    "int_range", "wrap_int", "round_float", "make_int", "make_float", "make_const",
+    "is_signed_int", "is_int_like", "fold_binary", "fold", "add", "sub", "mul", "floordiv",
+    "floormod", "truncdiv", "truncmod", "min_", "max_", "compare", "logical_and",
+    "logical_or", "logical_not", "select", "cast", "ramp",
 ]
 
 _ARITH = (Add, Sub, Mul, Div, Mod, FloorDiv, FloorMod, Min, Max)
@@ -100,13 +110,24 @@ def round_float(value: float, dtype: str) -> float:
         return float(np_type(value))
 
 
+_INT_CACHE: dict[tuple[int, str], IntImm] = {}
+
+
 def make_int(value: int, dtype: str) -> PrimExpr:
-    """An integer constant of ``dtype`` (wrapped to its width; broadcast for vector dtypes)."""
+    """An integer constant of ``dtype`` (wrapped to its width; broadcast for vector dtypes).
+    Immediates are immutable, so the scalar ones are shared."""
+    imm = _INT_CACHE.get((value, dtype))
+    if imm is not None:
+        return imm
     code, bits, lanes = parse_dtype(dtype)
     if lanes > 1:
         scalar = dtype.rsplit("x", 1)[0]
         return Broadcast(make_int(value, scalar), lanes)
-    return IntImm(dtype, wrap_int(int(value), dtype))
+    imm = IntImm(dtype, wrap_int(int(value), dtype))
+    if len(_INT_CACHE) > 4096:
+        _INT_CACHE.clear()
+    _INT_CACHE[(value, dtype)] = imm
+    return imm
 
 
 def make_float(value: float, dtype: str) -> PrimExpr:
@@ -121,34 +142,6 @@ def make_float(value: float, dtype: str) -> PrimExpr:
 def make_const(value: Any, dtype: str) -> PrimExpr:
     """An int, bool or float constant of ``dtype``."""
     return make_float(value, dtype) if _is_float(dtype) else make_int(int(value), dtype)
-
-
-def const_value(expr: Any) -> int | float | None:
-    """The value of an IntImm/FloatImm (or a Broadcast of one); ``None`` otherwise."""
-    if isinstance(expr, (IntImm, FloatImm)):
-        return expr.value
-    if isinstance(expr, Broadcast) and isinstance(expr.value, (IntImm, FloatImm)):
-        return expr.value.value
-    return None
-
-
-def is_const_int(expr: Any, value: int | None = None) -> bool:
-    """Whether ``expr`` is an integer constant (equal to ``value`` if given)."""
-    if isinstance(expr, Broadcast):
-        expr = expr.value
-    if not isinstance(expr, IntImm):
-        return False
-    return value is None or expr.value == value
-
-
-def _same(a: PrimExpr, b: PrimExpr) -> bool:
-    if a is b:
-        return True
-    if type(a) is not type(b):
-        return False
-    from tvm.ffi import structural_equal
-
-    return structural_equal(a, b)
 
 
 # ---------------------------------------------------------------------------------------
@@ -183,7 +176,9 @@ def _int_binary(cls: type, a: int, b: int) -> int | None:
     raise AssertionError(cls)
 
 
-def _float_binary(cls: type, a: float, b: float) -> float | None:
+def _float_binary(cls: type, a: float, b: float, dtype: str) -> float | None:
+    """``cls(a, b)`` of two float constants as the compiled code computes it (rounding to
+    ``dtype`` is left to the caller), or ``None`` when it is not folded."""
     if cls is Add:
         return a + b
     if cls is Sub:
@@ -196,10 +191,18 @@ def _float_binary(cls: type, a: float, b: float) -> float | None:
         if math.isnan(a) or math.isnan(b):
             return None
         return min(a, b) if cls is Min else max(a, b)
-    if cls is FloorDiv:
-        return None if b == 0 else float(math.floor(a / b))
-    if cls is FloorMod:
-        return None if b == 0 else a - b * math.floor(a / b)
+    if cls in (FloorDiv, FloorMod):
+        # floor(a / b) and a - floor(a / b) * b, each step rounded as the generated code does;
+        # the 16-bit types compute in float32 on some targets and natively on others.
+        if b == 0 or parse_dtype(dtype)[1] < 32 or not (math.isfinite(a) and math.isfinite(b)):
+            return None
+        q = round_float(a / b, dtype)
+        if not math.isfinite(q):
+            return None
+        q = float(np.floor(q))  # keeps the sign of a zero, as floor() does
+        if cls is FloorDiv:
+            return q
+        return a - round_float(q * b, dtype)
     return None  # Mod on floats: left to the target's fmod
 
 
@@ -233,7 +236,9 @@ def fold_binary(cls: type, a: PrimExpr, b: PrimExpr) -> PrimExpr | None:
         value = _int_binary(cls, int(va), int(vb))
         return None if value is None else make_int(value, dtype)
     if code in (DTypeCode.FLOAT, DTypeCode.BFLOAT):
-        fvalue = _float_binary(cls, float(va), float(vb))
+        # An immediate may hold more digits than its dtype: the program sees the rounded value.
+        fa, fb = round_float(float(va), dtype), round_float(float(vb), dtype)
+        fvalue = _float_binary(cls, fa, fb, dtype)
         return None if fvalue is None else make_float(fvalue, dtype)
     return None
 
@@ -247,6 +252,41 @@ def _operands(a: Any, b: Any) -> tuple[PrimExpr, PrimExpr]:
     return _match_types(a, b)
 
 
+def _lanes(expr: PrimExpr) -> int:
+    return parse_dtype(expr.dtype)[2]
+
+
+def _vector(cls: type, a: PrimExpr, b: PrimExpr) -> PrimExpr | None:
+    """``cls(a, b)`` of vector operands kept as a Ramp/Broadcast, or ``None``."""
+    if isinstance(a, Broadcast) and isinstance(b, Broadcast):
+        if cls in _CMP:
+            return Broadcast(compare(cls, a.value, b.value), a.lanes)
+        return Broadcast(_BUILDERS[cls](a.value, b.value), a.lanes)
+    if cls is Add or cls is Sub:
+        op = add if cls is Add else sub
+        if isinstance(a, Ramp) and isinstance(b, Ramp):
+            return ramp(op(a.base, b.base), op(a.stride, b.stride), a.lanes)
+        if isinstance(a, Ramp) and isinstance(b, Broadcast):
+            return Ramp(op(a.base, b.value), a.stride, a.lanes)
+        if isinstance(a, Broadcast) and isinstance(b, Ramp):
+            stride = b.stride if cls is Add else sub(make_int(0, b.stride.dtype), b.stride)
+            return Ramp(op(a.value, b.base), stride, b.lanes)
+    elif cls is Mul:
+        if isinstance(a, Broadcast) and isinstance(b, Ramp):
+            a, b = b, a
+        if isinstance(a, Ramp) and isinstance(b, Broadcast):
+            return ramp(mul(a.base, b.value), mul(a.stride, b.value), a.lanes)
+    return None
+
+
+def ramp(base: Any, stride: Any, lanes: int) -> PrimExpr:
+    """``Ramp(base, stride, lanes)``; a ramp of stride 0 is a ``Broadcast`` of ``base``."""
+    base, stride = convert(base), convert(stride)
+    if const_value(stride) == 0:
+        return Broadcast(base, lanes)
+    return Ramp(base, stride, lanes)
+
+
 def add(a: Any, b: Any) -> PrimExpr:
     a, b = _operands(a, b)
     folded = fold_binary(Add, a, b)
@@ -256,6 +296,10 @@ def add(a: Any, b: Any) -> PrimExpr:
         return a
     if _is_zero(a):
         return b
+    if _lanes(a) > 1:
+        vec = _vector(Add, a, b)
+        if vec is not None:
+            return vec
     return Add(a, b)
 
 
@@ -266,8 +310,12 @@ def sub(a: Any, b: Any) -> PrimExpr:
         return folded
     if _is_zero(b):
         return a
-    if a is b and is_int_like(a.dtype):
+    if a is b and is_int_like(a.dtype) and not has_side_effect(a):
         return make_int(0, a.dtype)
+    if _lanes(a) > 1:
+        vec = _vector(Sub, a, b)
+        if vec is not None:
+            return vec
     return Sub(a, b)
 
 
@@ -280,8 +328,15 @@ def mul(a: Any, b: Any) -> PrimExpr:
         return a
     if const_value(a) == 1:
         return b
-    if is_int_like(a.dtype) and (is_const_int(a, 0) or is_const_int(b, 0)):
+    if is_int_like(a.dtype) and (
+        (is_const_int(a, 0) and not has_side_effect(b))
+        or (is_const_int(b, 0) and not has_side_effect(a))
+    ):
         return make_int(0, a.dtype)
+    if _lanes(a) > 1:
+        vec = _vector(Mul, a, b)
+        if vec is not None:
+            return vec
     return Mul(a, b)
 
 
@@ -297,6 +352,10 @@ def _div_like(cls: type, a: Any, b: Any) -> PrimExpr:
             return a
     if is_int_like(a.dtype) and is_const_int(a, 0) and const_value(b) not in (None, 0):
         return a
+    if _lanes(a) > 1:
+        vec = _vector(cls, a, b)
+        if vec is not None:
+            return vec
     return cls(a, b)
 
 
@@ -321,7 +380,7 @@ def min_(a: Any, b: Any) -> PrimExpr:
     folded = fold_binary(Min, a, b)
     if folded is not None:
         return folded
-    return a if _same(a, b) else Min(a, b)
+    return a if same_expr(a, b, pure=True) else _vector_or(Min, a, b)
 
 
 def max_(a: Any, b: Any) -> PrimExpr:
@@ -329,14 +388,19 @@ def max_(a: Any, b: Any) -> PrimExpr:
     folded = fold_binary(Max, a, b)
     if folded is not None:
         return folded
-    return a if _same(a, b) else Max(a, b)
+    return a if same_expr(a, b, pure=True) else _vector_or(Max, a, b)
+
+
+def _vector_or(cls: type, a: PrimExpr, b: PrimExpr) -> PrimExpr:
+    vec = _vector(cls, a, b) if _lanes(a) > 1 else None
+    return vec if vec is not None else cls(a, b)
 
 
 def compare(cls: type, a: Any, b: Any) -> PrimExpr:
     """A comparison node (``EQ``..``GE``), folded when both sides are constants."""
     a, b = _operands(a, b)
     folded = fold_binary(cls, a, b)
-    return folded if folded is not None else cls(a, b)
+    return folded if folded is not None else _vector_or(cls, a, b)
 
 
 def _bool_const(expr: PrimExpr) -> bool | None:
@@ -391,7 +455,7 @@ def select(cond: Any, t: Any, f: Any) -> PrimExpr:
         t, f = _operands(t, f)
         return t if c else f
     node = Select(cond, t, f)
-    if _same(node.true_value, node.false_value):
+    if same_expr(node.true_value, node.false_value, pure=True):
         return node.true_value
     return node
 
@@ -406,12 +470,19 @@ def cast(dtype: str, value: Any) -> PrimExpr:
 
 
 def _fold_cast(dtype: str, value: PrimExpr) -> PrimExpr | None:
+    if isinstance(value, Broadcast):
+        code, bits, lanes = parse_dtype(dtype)
+        if lanes != value.lanes:
+            return None
+        return Broadcast(cast(format_dtype(code, bits), value.value), lanes)
     v = const_value(value)
-    if v is None or isinstance(value, Broadcast):
+    if v is None:
         return None
     code = parse_dtype(dtype)[0]
     if code in (DTypeCode.FLOAT, DTypeCode.BFLOAT):
-        return make_float(float(v), dtype)
+        if isinstance(value, FloatImm):
+            return make_float(round_float(v, value.dtype), dtype)
+        return make_float(_int_to_float(int(v), dtype), dtype)
     if code == DTypeCode.BOOL:
         return make_int(int(v != 0), dtype)
     if code in (DTypeCode.INT, DTypeCode.UINT):
@@ -423,6 +494,18 @@ def _fold_cast(dtype: str, value: PrimExpr) -> PrimExpr | None:
             return make_int(iv, dtype) if lo <= iv <= hi else None
         return make_int(int(v), dtype)
     return None
+
+
+def _int_to_float(v: int, dtype: str) -> float:
+    """The integer ``v`` converted as the generated code converts it: rounded once to a float
+    of 32 bits or more (then to ``dtype``), not first to double when that would round."""
+    if -(1 << 53) <= v <= (1 << 53):
+        return float(v)  # exact in double
+    if not -(1 << 63) <= v < (1 << 64):
+        return math.copysign(math.inf, v)
+    via = np.float64 if parse_dtype(dtype)[1] == 64 else np.float32
+    with np.errstate(over="ignore"):
+        return float(np.array(v, dtype=np.uint64 if v >= 0 else np.int64).astype(via))
 
 
 def _is_zero(expr: PrimExpr) -> bool:
@@ -456,6 +539,8 @@ def fold(expr: PrimExpr) -> PrimExpr:
         out = select(expr.condition, expr.true_value, expr.false_value)
     elif cls is Cast:
         out = cast(expr.dtype, expr.value)
+    elif cls is Ramp:
+        out = ramp(expr.base, expr.stride, expr.lanes)
     else:
         return expr
     if type(out) is cls and all(

@@ -18,6 +18,7 @@ from tvm.tir.expr import (
     Add, Broadcast, Cast, Div, FloorDiv, FloorMod, IntImm, Let, Max, Min, Mod, Mul, PrimExpr,
     Ramp, Range, Select, Sub, Var, convert,
 )
+from tvm.tir.expr_util import const_value, is_const_int
 
 from . import const_fold as F
 
@@ -81,7 +82,7 @@ class IntervalSet(Object):
     def is_empty(self) -> bool:
         if self.min_value is POS_INF or self.max_value is NEG_INF:
             return True
-        lo, hi = F.const_value(self.min_value), F.const_value(self.max_value)
+        lo, hi = const_value(self.min_value), const_value(self.max_value)
         return lo is not None and hi is not None and lo > hi
 
     def is_everything(self) -> bool:
@@ -121,7 +122,7 @@ class IntervalSet(Object):
             if e is NEG_INF:
                 return "-inf"
 
-            value = F.const_value(e)
+            value = const_value(e)
             if value is not None:
                 return str(value)
             return e.name if isinstance(e, Var) else repr(e)
@@ -150,7 +151,7 @@ def _lift(fn: Any, a: Any, b: Any) -> Any:
 def _sign(ana: Analyzer, e: PrimExpr) -> int:
     """1 if provably >= 0, -1 if provably <= 0, 0 if unknown."""
     if not F.is_int_like(e.dtype):
-        v = F.const_value(e)
+        v = const_value(e)
         return 0 if v is None else (1 if v >= 0 else -1)
     lo, hi = ana._const_int_bound.bound(e)
     return 1 if lo >= 0 else -1 if hi <= 0 else 0
@@ -271,7 +272,7 @@ class _Evaluator:
         return (None, None)
 
     def _mul(self, e: Any, a: _Pair, b: _Pair, pb: Any) -> _Pair:
-        if F.const_value(pb) == 0 or F.const_value(self._point(a)) == 0:
+        if const_value(pb) == 0 or const_value(self._point(a)) == 0:
             zero = F.make_const(0, e.dtype)
             return (zero, zero)
         if pb is not None:
@@ -282,7 +283,7 @@ class _Evaluator:
         return (None, None)
 
     def _floordiv(self, e: Any, a: _Pair, b: _Pair, pb: Any) -> _Pair:
-        if pb is None or F.const_value(pb) == 0:
+        if pb is None or const_value(pb) == 0:
             return (None, None)
         return self._scale(a, pb, F.floordiv)
 
@@ -298,7 +299,7 @@ class _Evaluator:
         if a[0] is not None and a[1] is not None:
             # Within one block of pb the remainder is monotonic.
             same = self.ana.simplify(F.sub(F.floordiv(a[1], pb), F.floordiv(a[0], pb)))
-            if F.is_const_int(same, 0):
+            if is_const_int(same, 0):
                 return (self.ana.simplify(F.floormod(a[0], pb)),
                         self.ana.simplify(F.floormod(a[1], pb)))
         zero = F.make_int(0, e.dtype)

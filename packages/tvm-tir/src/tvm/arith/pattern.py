@@ -8,7 +8,7 @@ Patterns are built with Python operators from pattern variables and constants::
     Rule(x * c1 // c2, x * (c1 // c2), lambda m, s: m.v("c1") % m.v("c2") == 0)
 
 A :class:`PVar` matches any expression (a second occurrence must be structurally equal to
-the first); :class:`PConst` matches an integer or float immediate; a plain Python number in
+the first, and free of side effects); :class:`PConst` matches an integer or float immediate; a plain Python number in
 a pattern is a literal that matches a constant of that value.  The right-hand side is a
 pattern (built with the folding constructors of :mod:`tvm.arith.const_fold`) or a function
 ``(match, simplifier) -> PrimExpr | None``.  :class:`RuleTable` keeps the rules per node class
@@ -24,6 +24,7 @@ from tvm.tir.expr import (
     EQ, GE, GT, LE, LT, NE, Add, And, Div, FloatImm, FloorDiv, FloorMod, IntImm, Max, Min, Mod,
     Mul, Not, Or, PrimExpr, Select, Sub,
 )
+from tvm.tir.expr_util import same_expr
 
 from . import const_fold as F
 
@@ -39,18 +40,6 @@ _BUILD: dict[type, Callable[..., PrimExpr]] = {
 }
 for _cmp in (EQ, NE, LT, LE, GT, GE):
     _BUILD[_cmp] = (lambda cls: lambda a, b: F.compare(cls, a, b))(_cmp)
-
-
-def _same(a: PrimExpr, b: PrimExpr) -> bool:
-    if a is b:
-        return True
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, IntImm):
-        return a.value == b.value and a.dtype == b.dtype
-    from tvm.ffi import structural_equal
-
-    return structural_equal(a, b)
 
 
 class Match(dict):
@@ -139,7 +128,8 @@ class PVar(Pat):
         if bound is None:
             m[self.name] = expr
             return True
-        return _same(bound, expr)
+        # Rules drop or merge the repeated operand, so it must be free of side effects.
+        return same_expr(bound, expr, pure=True)
 
     def build(self, m: Match, dtype: str) -> PrimExpr:
         return m[self.name]

@@ -30,6 +30,8 @@ from tvm.tir.expr import (
     Select, SizeVar, StringImm, Sub, Var,
 )
 
+from tvm.tir.expr_util import const_value
+
 from . import const_fold as F
 
 __all__ = ["RewriteSimplifier"]
@@ -153,10 +155,8 @@ class RewriteSimplifier:
         if out is not node:
             return out
         if _lanes(node.dtype) > 1:
-            vec = _vector_binary(self, node)
-            if vec is not None:
-                return self.visit(vec)
-            return node
+            vec = _vector_divmod(self, node)
+            return node if vec is None else self.visit(vec)
         if type(node) in (Div, Mod) and not _is_float(node.dtype):
             # Truncation equals floor division for a non-negative numerator and divisor.
             if self.prove_ge_zero(node.a) and self.prove_gt_zero(node.b):
@@ -188,11 +188,9 @@ class RewriteSimplifier:
         node = e if (a is e.a and b is e.b) else type(e)(a, b)
         out = F.fold(node)
         if out is not node:
-            return out
+            return self.visit(out) if isinstance(out, Broadcast) else out
         cls, dtype = type(node), a.dtype
         if _lanes(dtype) > 1:
-            if isinstance(a, Broadcast) and isinstance(b, Broadcast):
-                return Broadcast(self.visit(cls(a.value, b.value)), a.lanes)
             return node
         floating = _is_float(dtype)
         if a is b or self.analyzer._canonical.key(a) == self.analyzer._canonical.key(b):
@@ -342,11 +340,9 @@ class RewriteSimplifier:
 
     def _ramp(self, e: Ramp) -> PrimExpr:
         base, stride = self.visit(e.base), self.visit(e.stride)
-        if F.const_value(stride) == 0:
-            return Broadcast(base, e.lanes)
-        if base is e.base and stride is e.stride:
+        if base is e.base and stride is e.stride and const_value(stride) != 0:
             return e
-        return Ramp(base, stride, e.lanes)
+        return F.ramp(base, stride, e.lanes)
 
     def _broadcast(self, e: Broadcast) -> PrimExpr:
         value = self.visit(e.value)
@@ -391,29 +387,12 @@ def _decide(cls: type, lo: int, hi: int) -> bool | None:
     return None
 
 
-def _vector_binary(s: RewriteSimplifier, node: BinaryOp) -> PrimExpr | None:
-    """Lane-wise arithmetic on Broadcast/Ramp operands."""
+def _vector_divmod(s: RewriteSimplifier, node: BinaryOp) -> PrimExpr | None:
+    """``ramp // c`` and ``ramp % c`` whose lanes stay in one block of ``c`` (the other vector
+    forms are built by :mod:`~tvm.arith.const_fold`)."""
     cls, a, b = type(node), node.a, node.b
-    build = _SCALAR_BUILD.get(cls)
-    if build is None:
-        return None
-    if isinstance(a, Broadcast) and isinstance(b, Broadcast):
-        return Broadcast(build(a.value, b.value), a.lanes)
-    if cls in (Add, Sub):
-        if isinstance(a, Ramp) and isinstance(b, Ramp):
-            return Ramp(build(a.base, b.base), build(a.stride, b.stride), a.lanes)
-        if isinstance(a, Ramp) and isinstance(b, Broadcast):
-            return Ramp(build(a.base, b.value), a.stride, a.lanes)
-        if isinstance(a, Broadcast) and isinstance(b, Ramp):
-            stride = b.stride if cls is Add else F.sub(F.make_int(0, b.stride.dtype), b.stride)
-            return Ramp(build(a.value, b.base), stride, a.lanes)
-    if cls is Mul:
-        if isinstance(a, Ramp) and isinstance(b, Broadcast):
-            return Ramp(F.mul(a.base, b.value), F.mul(a.stride, b.value), a.lanes)
-        if isinstance(a, Broadcast) and isinstance(b, Ramp):
-            return Ramp(F.mul(b.base, a.value), F.mul(b.stride, a.value), a.lanes)
     if cls in (FloorDiv, FloorMod) and isinstance(a, Ramp) and isinstance(b, Broadcast):
-        c, stride = F.const_value(b.value), F.const_value(a.stride)
+        c, stride = const_value(b.value), const_value(a.stride)
         if isinstance(c, int) and isinstance(stride, int) and c > 0 and stride >= 0 \
                 and F.is_signed_int(a.base.dtype):
             # All lanes stay in one block of c when (base % c) + stride*(lanes-1) < c.
@@ -426,11 +405,6 @@ def _vector_binary(s: RewriteSimplifier, node: BinaryOp) -> PrimExpr | None:
                 return Ramp(F.floormod(a.base, b.value), a.stride, a.lanes)
     return None
 
-
-_SCALAR_BUILD: dict[type, Callable[[Any, Any], PrimExpr]] = {
-    Add: F.add, Sub: F.sub, Mul: F.mul, FloorDiv: F.floordiv, FloorMod: F.floormod,
-    Div: F.truncdiv, Mod: F.truncmod, Min: F.min_, Max: F.max_,
-}
 
 _HANDLERS: dict[type, Callable[[RewriteSimplifier, Any], PrimExpr]] = {
     IntImm: RewriteSimplifier._leaf,

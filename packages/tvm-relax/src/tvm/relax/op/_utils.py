@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Optional, Sequence
 
 from tvm.tir.expr import IntImm, PrimExpr
+from tvm.tir.expr_util import const_int as const_dim  # the one definition, re-exported
 
 from ..expr import Call, DataTypeImm, Expr, PrimValue, ShapeExpr, StringImm
 from ..struct_info import ShapeStructInfo, StructInfo, TensorStructInfo
@@ -116,10 +117,6 @@ def out_tensor(
     if shape is None:
         return TensorStructInfo(None, dtype, ndim, like.vdevice)
     return TensorStructInfo(ShapeExpr(simplify_dims(ctx, shape)), dtype, len(shape), like.vdevice)
-
-
-def const_dim(dim: Any) -> Optional[int]:
-    return dim.value if isinstance(dim, IntImm) else None
 
 
 def check_float(call: Call, sinfo: StructInfo, what: str) -> None:

@@ -31,7 +31,8 @@ from tvm.ir.base import GlobalVar
 from tvm.ir.module import IRModule
 from tvm.ir.op import Op
 from tvm.ir.transform import PassContext, module_pass
-from tvm.tir.expr import IntImm, PrimExpr
+from tvm.tir.expr import IntImm
+from tvm.tir.expr_util import const_int
 from tvm.tir.function import PrimFunc
 from tvm.tir.stmt_functor import free_vars as tir_free_vars
 from tvm.tir.stmt_functor import substitute
@@ -84,17 +85,13 @@ class _Storage:
         self.var: Optional[Var] = None
 
 
-def _const_int(e: PrimExpr) -> Optional[int]:
-    return int(e.value) if isinstance(e, IntImm) else None
-
-
 def _token_bytes(call: Call, bounds: dict[str, int]) -> Optional[int]:
     shape, dtype = call.args[0], call.args[1]
     if not isinstance(shape, ShapeExpr) or not isinstance(dtype, DataTypeImm):
         return None
     dims = []
     for d in shape.values:
-        value = _const_int(d)
+        value = const_int(d)
         if value is None:
             vmap = {}
             for v in tir_free_vars(d):
@@ -103,7 +100,7 @@ def _token_bytes(call: Call, bounds: dict[str, int]) -> Optional[int]:
                 vmap[v] = IntImm(v.dtype, bounds[v.name])
             from tvm.arith import Analyzer
 
-            value = _const_int(Analyzer().simplify(substitute(d, vmap)))
+            value = const_int(Analyzer().simplify(substitute(d, vmap)))
             if value is None:
                 return None
         dims.append(value)
@@ -113,7 +110,7 @@ def _token_bytes(call: Call, bounds: dict[str, int]) -> Optional[int]:
 def _alloc_key(call: Call) -> tuple:
     dev = call.args[2] if len(call.args) > 2 else None
     scope = call.args[3] if len(call.args) > 3 else None
-    dev_index = _const_int(dev.value) if isinstance(dev, PrimValue) else 0
+    dev_index = const_int(dev.value) if isinstance(dev, PrimValue) else 0
     return (dev_index if dev_index is not None else -1,
             scope.value if isinstance(scope, StringImm) else "global")
 

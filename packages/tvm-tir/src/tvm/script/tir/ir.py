@@ -89,15 +89,16 @@ def extent_of(start: Any, stop: Any) -> tuple[PrimExpr, PrimExpr]:
     Folds constants, ``0:stop`` and ``start:start + n``, so the printer's ``a:a + n`` and
     ``range(a, a + n)`` read back as the extent ``n``.
     """
-    from tvm.ffi import structural_equal
+    from tvm.arith import const_fold
     from tvm.tir.expr import Add, IntImm
+    from tvm.tir.expr_util import same_expr
 
     a, b = _match_types(start, stop)
     if isinstance(a, IntImm) and isinstance(b, IntImm):
-        return a, IntImm(b.dtype, b.value - a.value)
+        return a, const_fold.sub(b, a)
     if isinstance(a, IntImm) and a.value == 0:
         return a, b
-    if isinstance(b, Add) and (b.a is a or structural_equal(b.a, a)):
+    if isinstance(b, Add) and same_expr(b.a, a):
         return a, b.b
     return a, b - a
 

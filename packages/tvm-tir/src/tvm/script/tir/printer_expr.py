@@ -237,7 +237,9 @@ class ExprPrinter:
     def stop(self, start: PrimExpr, extent: PrimExpr) -> str:
         """The text of ``start + extent``, folded for constants; reads back as that extent."""
         if isinstance(start, IntImm) and isinstance(extent, IntImm) and start.dtype == extent.dtype:
-            return self.ex(IntImm(start.dtype, start.value + extent.value))
+            from tvm.arith import const_fold
+
+            return self.ex(const_fold.add(start, extent))
         if isinstance(start, IntImm) and start.value == 0:
             return self.ex(extent)
         prec = PREC["+"]

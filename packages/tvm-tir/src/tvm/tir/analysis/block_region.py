@@ -24,12 +24,11 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
-from tvm.ffi import structural_equal
-
 from ..buffer import Buffer
 from ..expr import (
     Add, FloorDiv, FloorMod, IntImm, Max, Min, Mul, PrimExpr, Ramp, Range, Sub, Var, const,
 )
+from ..expr_util import same_expr
 from ..functor import StmtExprVisitor
 from ..stmt import Block, BlockRealize, BufferRegion, BufferStore, DeclBuffer, For, LetStmt
 from ..stmt_functor import substitute, uses_var
@@ -119,7 +118,7 @@ class _Atoms:
         if isinstance(expr, Var):
             return id(expr)
         for known, key in self.opaque:
-            if known is expr or structural_equal(known, expr):
+            if same_expr(known, expr):
                 return key
         self.opaque.append((expr, id(expr)))
         return id(expr)
@@ -315,7 +314,7 @@ class _Collector(StmtExprVisitor):
             return full
         first = items[0]
         if all(isinstance(item, _Exact) for item in items) and all(
-            _same(item.min, first.min) and _same(item.extent, first.extent) for item in items[1:]
+            same_expr(item.min, first.min) and same_expr(item.extent, first.extent) for item in items[1:]
         ):
             return Range(first.min, first.extent)
         los, his = [], []
@@ -386,5 +385,3 @@ def _fold(cls: type, exprs: list[PrimExpr]) -> PrimExpr:
     return out
 
 
-def _same(a: PrimExpr, b: PrimExpr) -> bool:
-    return a is b or structural_equal(a, b)

@@ -16,6 +16,7 @@ from ..buffer import Buffer
 from ..expr import (
     Add, Cast, FloorDiv, FloorMod, IntImm, IterVar, IterVarType, Mul, PrimExpr, Sub, Var,
 )
+from ..expr_util import loop_extent
 from ..stmt import BlockRealize
 from ..stmt_functor import uses_var
 from .error import ScheduleError
@@ -198,12 +199,6 @@ def is_affine_binding(block_sref: StmtSRef) -> bool:
 
 
 # -- loops ------------------------------------------------------------------------------------
-def loop_extent(loop_sref: StmtSRef) -> Optional[int]:
-    """The constant extent of a loop, or ``None`` when symbolic."""
-    extent = loop_sref.loop.extent
-    return extent.value if isinstance(extent, IntImm) else None
-
-
 class LoopUse(NamedTuple):
     block: StmtSRef
     iter_var: IterVar

@@ -1,28 +1,23 @@
-"""Helpers shared by the lowering passes: pass factories, constants, no-ops, vector arithmetic
-that keeps ``Ramp``/``Broadcast`` forms, side-effect queries and renaming of definitions."""
+"""Helpers shared by the lowering passes: pass factories, no-ops, broadcasting and renaming of
+definitions.  Expression queries (``const_int``, ``has_side_effect``, ...) live in
+:mod:`tvm.tir.expr_util`; index arithmetic that keeps ``Ramp``/``Broadcast`` forms is built
+with :mod:`tvm.arith.const_fold`."""
 
 from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
-from tvm.ffi.dtype import DTypeCode, parse_dtype
-from tvm.ir.op import Op
 from tvm.ir.transform import FunctionPass, function_pass
 
 from ..buffer import Buffer
-from ..expr import (
-    Add, Broadcast, Call, FloatImm, IntImm, Let, Mul, PrimExpr, Ramp, Sub, Var,
-    _match_types, convert, lanes_of,
-)
+from ..expr import Broadcast, FloatImm, IntImm, Let, PrimExpr, Var, lanes_of
 from ..function import PrimFunc
 from ..functor import StmtExprMutator
 from ..stmt import Evaluate, SeqStmt, Stmt
-from ..stmt_functor import pre_order_visit
 
 __all__ = [
-    "prim_func_pass", "const_int", "is_const_int", "no_op", "is_no_op",
-    "vadd", "vsub", "vmul", "broadcast_to", "has_side_effect", "rename_definitions",
-    "rebuild_buffer",
+    "prim_func_pass", "no_op", "is_no_op", "broadcast_to",
+    "rename_definitions", "rebuild_buffer",
 ]
 
 
@@ -36,35 +31,7 @@ def prim_func_pass(transform: Callable[[PrimFunc], PrimFunc], name: str) -> Func
     return function_pass(run, opt_level=0, name=name, func_type=PrimFunc)
 
 
-# --------------------------------------------------------------------------- constants
-
-
-def const_int(expr: Any) -> Optional[int]:
-    """The value of an integer (or bool) immediate, else None."""
-    if isinstance(expr, IntImm):
-        return expr.value
-    if isinstance(expr, int) and not isinstance(expr, bool):
-        return expr
-    return None
-
-
-def is_const_int(expr: Any, value: Optional[int] = None) -> bool:
-    """Whether ``expr`` is an integer immediate (equal to ``value`` when given)."""
-    v = const_int(expr)
-    return v is not None and (value is None or v == value)
-
-
-def _fits(dtype: str, value: int) -> bool:
-    code, bits, _ = parse_dtype(dtype)
-    if code == DTypeCode.INT:
-        return -(1 << (bits - 1)) <= value < (1 << (bits - 1))
-    if code == DTypeCode.UINT:
-        return 0 <= value < (1 << bits)
-    return False
-
-
-def _int_imm(dtype: str, value: int) -> Optional[IntImm]:
-    return IntImm(dtype, value) if _fits(dtype, value) else None
+# --------------------------------------------------------------------------- statements
 
 
 def no_op() -> Evaluate:
@@ -81,7 +48,7 @@ def is_no_op(stmt: Optional[Stmt]) -> bool:
     return isinstance(stmt, Evaluate) and isinstance(stmt.value, (IntImm, FloatImm))
 
 
-# --------------------------------------------------------------------------- vector arithmetic
+# --------------------------------------------------------------------------- vectors
 
 
 def broadcast_to(expr: PrimExpr, lanes: int) -> PrimExpr:
@@ -92,99 +59,6 @@ def broadcast_to(expr: PrimExpr, lanes: int) -> PrimExpr:
     if have != 1:
         raise ValueError(f"cannot broadcast {expr.dtype} to {lanes} lanes")
     return Broadcast(expr, lanes)
-
-
-def vadd(a: Any, b: Any) -> PrimExpr:
-    """``a + b`` keeping ramps (``ramp + scalar`` stays a ramp) and folding integer zeros."""
-    a, b = _match_types(convert(a), convert(b))
-    if isinstance(a, Ramp) and isinstance(b, Ramp):
-        return Ramp(vadd(a.base, b.base), vadd(a.stride, b.stride), a.lanes)
-    if isinstance(a, Ramp) and isinstance(b, Broadcast):
-        return Ramp(vadd(a.base, b.value), a.stride, a.lanes)
-    if isinstance(a, Broadcast) and isinstance(b, Ramp):
-        return Ramp(vadd(a.value, b.base), b.stride, b.lanes)
-    if isinstance(a, Broadcast) and isinstance(b, Broadcast):
-        return Broadcast(vadd(a.value, b.value), a.lanes)
-    ca, cb = const_int(a), const_int(b)
-    if ca == 0:
-        return b
-    if cb == 0:
-        return a
-    if ca is not None and cb is not None:
-        folded = _int_imm(a.dtype, ca + cb)
-        if folded is not None:
-            return folded
-    return Add(a, b)
-
-
-def vsub(a: Any, b: Any) -> PrimExpr:
-    """``a - b`` keeping ramps and folding integer zeros."""
-    a, b = _match_types(convert(a), convert(b))
-    if isinstance(a, Ramp) and isinstance(b, Ramp):
-        return Ramp(vsub(a.base, b.base), vsub(a.stride, b.stride), a.lanes)
-    if isinstance(a, Ramp) and isinstance(b, Broadcast):
-        return Ramp(vsub(a.base, b.value), a.stride, a.lanes)
-    if isinstance(a, Broadcast) and isinstance(b, Broadcast):
-        return Broadcast(vsub(a.value, b.value), a.lanes)
-    ca, cb = const_int(a), const_int(b)
-    if cb == 0:
-        return a
-    if ca is not None and cb is not None:
-        folded = _int_imm(a.dtype, ca - cb)
-        if folded is not None:
-            return folded
-    return Sub(a, b)
-
-
-def vmul(a: Any, b: Any) -> PrimExpr:
-    """``a * b`` keeping ramps (``ramp * scalar`` stays a ramp) and folding 0 and 1."""
-    a, b = _match_types(convert(a), convert(b))
-    if isinstance(a, Ramp) and isinstance(b, Broadcast):
-        return Ramp(vmul(a.base, b.value), vmul(a.stride, b.value), a.lanes)
-    if isinstance(a, Broadcast) and isinstance(b, Ramp):
-        return Ramp(vmul(a.value, b.base), vmul(a.value, b.stride), b.lanes)
-    if isinstance(a, Broadcast) and isinstance(b, Broadcast):
-        return Broadcast(vmul(a.value, b.value), a.lanes)
-    ca, cb = const_int(a), const_int(b)
-    if ca == 1:
-        return b
-    if cb == 1:
-        return a
-    if (ca == 0 and not has_side_effect(b)) or (cb == 0 and not has_side_effect(a)):
-        return IntImm(a.dtype, 0)
-    if ca is not None and cb is not None:
-        folded = _int_imm(a.dtype, ca * cb)
-        if folded is not None:
-            return folded
-    return Mul(a, b)
-
-
-# --------------------------------------------------------------------------- effects
-
-
-def call_effect(call: Call) -> str:
-    """``pure``, ``read`` or ``side_effect`` (unknown callees have side effects)."""
-    op = call.op
-    if isinstance(op, Op):
-        return op.get_attr("TCallEffectKind", "side_effect")
-    return "side_effect"
-
-
-def has_side_effect(node: Any) -> bool:
-    """Whether evaluating ``node`` may change state (it calls a non-pure, non-read op)."""
-    found = False
-
-    def visit(x: Any) -> Any:
-        nonlocal found
-        if found:
-            return False
-        if isinstance(x, Call) and call_effect(x) == "side_effect":
-            found = True
-            return False
-        return None
-
-    pre_order_visit(node, visit)
-    return found
 
 
 # --------------------------------------------------------------------------- renaming

@@ -21,18 +21,18 @@ width)``; ``tir.tvm_warp_shuffle(mask, value, lane, width)``
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from tvm.ir.op import Op
 
-from ..expr import Call, IntImm, StringImm
+from ..expr import Call, StringImm
 from ..stmt import Evaluate, Stmt
 
 __all__ = [
     "THREAD_TAG_ORDER", "is_block_tag", "is_thread_tag", "is_launch_tag", "tag_axis",
     "storage_sync", "is_storage_sync", "call_op", "GPULimits", "gpu_limits",
     "KERNEL_CALLING_CONV", "LAUNCH_PARAMS_ATTR", "THREAD_EXTENT_ATTR", "KERNELS_ATTR",
-    "const_value", "dtype_bytes",
+    "dtype_bytes",
 ]
 
 #: Launch axes in the order the kernel attributes list them.
@@ -83,14 +83,6 @@ def storage_sync(scope: str = "shared") -> Evaluate:
 def is_storage_sync(stmt: Stmt) -> bool:
     return (isinstance(stmt, Evaluate) and isinstance(stmt.value, Call)
             and getattr(stmt.value.op, "name", "") == "tir.tvm_storage_sync")
-
-
-def const_value(expr: Any) -> Optional[int]:
-    if isinstance(expr, IntImm):
-        return expr.value
-    if isinstance(expr, int) and not isinstance(expr, bool):
-        return expr
-    return None
 
 
 class GPULimits:

@@ -20,12 +20,15 @@ from typing import Any
 
 from tvm.ir.transform import FunctionPass
 
+from tvm.arith import const_fold as F
+
 from ..buffer import Buffer
 from ..expr import BufferLoad, IntImm, PrimExpr
 from ..function import PrimFunc
 from ..functor import StmtExprMutator
 from ..stmt import Allocate, Block, BlockRealize, BufferStore, DeclBuffer
-from ._common import is_const_int, prim_func_pass, vadd, vmul
+from ..expr_util import is_const_int
+from ._common import prim_func_pass
 
 __all__ = ["FlattenBuffer", "flatten_buffer", "flatten_indices", "flattened_buffer"]
 
@@ -61,7 +64,7 @@ def _strides(buffer: Buffer) -> list[PrimExpr]:
         acc: PrimExpr = IntImm(_index_dtype(buffer), 1)
         for d in range(stop - 1, start - 1, -1):
             strides[d] = acc
-            acc = vmul(acc, buffer.shape[d])
+            acc = F.mul(acc, buffer.shape[d])
     return strides
 
 
@@ -89,14 +92,14 @@ def flattened_buffer(buffer: Buffer) -> Buffer:
         if start == stop:
             shape.append(IntImm(dtype, 1))
         elif buffer.strides:
-            shape.append(vmul(buffer.shape[start], strides[start]))
+            shape.append(F.mul(buffer.shape[start], strides[start]))
         else:
             extent: PrimExpr = IntImm(dtype, 1)
             for d in range(start, stop):
-                extent = vmul(extent, buffer.shape[d])
+                extent = F.mul(extent, buffer.shape[d])
             shape.append(extent)
     if _has_offset(buffer):
-        shape[-1] = vadd(shape[-1], buffer.elem_offset)
+        shape[-1] = F.add(shape[-1], buffer.elem_offset)
     return buffer.with_fields(
         shape=tuple(shape),
         strides=(),
@@ -119,10 +122,10 @@ def flatten_indices(buffer: Buffer, indices: tuple) -> tuple:
     for start, stop in _groups(buffer):
         acc: PrimExpr = IntImm(_index_dtype(buffer), 0)
         for d in range(start, stop):
-            acc = vadd(acc, vmul(indices[d], strides[d]))
+            acc = F.add(acc, F.mul(indices[d], strides[d]))
         out.append(acc)
     if _has_offset(buffer):
-        out[-1] = vadd(out[-1], buffer.elem_offset)
+        out[-1] = F.add(out[-1], buffer.elem_offset)
     return tuple(out)
 
 
@@ -168,7 +171,7 @@ class _Flattener(StmtExprMutator):
         else:
             size: PrimExpr = IntImm(extents[0].dtype if extents else "int32", 1)
             for e in extents:
-                size = vmul(size, e)
+                size = F.mul(size, e)
             new_extents = (size,)
         if len(new_extents) == len(op.extents) and all(
             a is b for a, b in zip(new_extents, op.extents)

@@ -22,6 +22,8 @@ from typing import Any
 
 from tvm.ir.transform import FunctionPass
 
+from tvm.arith import const_fold as F
+
 from ..analysis.verify import BLOCKS_LOWERED_ATTR
 from ..buffer import Buffer
 from ..expr import BufferLoad, IntImm, PrimExpr, StringImm, Var, convert
@@ -32,7 +34,7 @@ from ..stmt import (
     MatchBufferRegion, Stmt,
 )
 from ..stmt_functor import substitute
-from ._common import prim_func_pass, vadd, vmul
+from ._common import prim_func_pass
 from .lower_init_block import lower_block_init
 
 __all__ = ["LowerOpaqueBlock", "lower_opaque_block", "BLOCKS_LOWERED_ATTR"]
@@ -60,7 +62,7 @@ def _compact_strides(buffer: Buffer) -> list[PrimExpr]:
     acc: PrimExpr = IntImm(buffer.shape[-1].dtype if buffer.shape else "int32", 1)
     for extent in reversed(buffer.shape):
         strides.append(acc)
-        acc = vmul(acc, extent)
+        acc = F.mul(acc, extent)
     return strides[::-1]
 
 
@@ -103,7 +105,7 @@ class _MatchBuffers(StmtExprMutator):
         if isinstance(buf.elem_offset, Var):
             offset = src.buffer.elem_offset if src.buffer.elem_offset is not None else 0
             for rng, stride in zip(region, src_strides):
-                offset = vadd(offset, vmul(rng.min, stride))
+                offset = F.add(offset, F.mul(rng.min, stride))
             self.vmap.setdefault(buf.elem_offset, offset)
         self.vmap.setdefault(buf.data, src.buffer.data)
         self.table[buf] = (src.buffer, [r.min for r in region], lead)
@@ -114,7 +116,7 @@ class _MatchBuffers(StmtExprMutator):
             return None
         src, mins, lead = entry
         new = list(mins[:lead])
-        new.extend(vadd(m, i) for m, i in zip(mins[lead:], indices))
+        new.extend(F.add(m, i) for m, i in zip(mins[lead:], indices))
         return src, tuple(new)
 
     def visit_buffer_load_(self, op: BufferLoad) -> Any:

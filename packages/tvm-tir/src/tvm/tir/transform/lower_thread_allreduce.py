@@ -40,7 +40,8 @@ from ..stmt import (
 )
 from ..stmt_functor import free_vars
 from ._common import prim_func_pass
-from ._gpu import call_op, const_value, gpu_limits, is_thread_tag, storage_sync
+from ..expr_util import const_int
+from ._gpu import call_op, gpu_limits, is_thread_tag, storage_sync
 from .lower_cross_thread_reduction import combine, reducer_identity
 
 __all__ = ["LowerThreadAllreduce", "lower_thread_allreduce"]
@@ -95,7 +96,7 @@ class _Lowerer(StmtExprMutator):
     def visit_attr_stmt_(self, op: AttrStmt) -> Any:
         if op.attr_key == "thread_extent" and isinstance(op.node, IterVar) \
                 and is_thread_tag(op.node.thread_tag):
-            ext = const_value(op.value)
+            ext = const_int(op.value)
             tag = op.node.thread_tag
             self.threads[tag] = (op.node.var, ext if ext is not None else -1)
             try:

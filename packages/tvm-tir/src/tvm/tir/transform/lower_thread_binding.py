@@ -34,7 +34,8 @@ from ..functor import StmtExprMutator, StmtExprVisitor
 from ..stmt import AttrStmt, For, ForKind, IfThenElse, Stmt
 from ..stmt_functor import substitute
 from ._common import prim_func_pass
-from ._gpu import THREAD_TAG_ORDER, const_value, is_launch_tag
+from ..expr_util import const_int, same_expr
+from ._gpu import THREAD_TAG_ORDER, is_launch_tag
 
 __all__ = ["LowerThreadBinding", "lower_thread_binding", "loop_thread_tag"]
 
@@ -53,21 +54,20 @@ def _uncast(e: PrimExpr) -> PrimExpr:
     return e
 
 
-def _same(a: PrimExpr, b: PrimExpr) -> bool:
-    from tvm.ffi import structural_equal
-
+def _same_extent(a: PrimExpr, b: PrimExpr) -> bool:
+    """Equal extents, whatever their integer types (a constant by value)."""
     a, b = _uncast(a), _uncast(b)
-    ca, cb = const_value(a), const_value(b)
+    ca, cb = const_int(a), const_int(b)
     if ca is not None and cb is not None:
         return ca == cb
-    return structural_equal(a, b)
+    return same_expr(a, b)
 
 
 def _fits_in(inner: PrimExpr, outer: PrimExpr) -> bool:
-    ci, co = const_value(inner), const_value(outer)
+    ci, co = const_int(inner), const_int(outer)
     if ci is not None and co is not None:
         return ci <= co
-    return _same(inner, outer)
+    return _same_extent(inner, outer)
 
 
 class _Survey(StmtExprVisitor):
@@ -141,10 +141,10 @@ class _Rewriter(StmtExprMutator):
         tvar = self.ivs[tag].var
         value: PrimExpr = tvar if tvar.dtype == op.loop_var.dtype else Cast(op.loop_var.dtype,
                                                                              tvar)
-        if const_value(op.min) != 0:
+        if const_int(op.min) != 0:
             value = value + op.min
         body = substitute(body, {op.loop_var: value})
-        if not _same(op.extent, self.extents[tag]):
+        if not _same_extent(op.extent, self.extents[tag]):
             ext = op.extent if op.extent.dtype == tvar.dtype else Cast(tvar.dtype, op.extent)
             body = IfThenElse(LT(tvar, ext), body, span=op.span)
         return body
@@ -155,16 +155,16 @@ def _lower_kernel(root: For, fname: str) -> Stmt:
     survey.visit_stmt(root)
     extents: dict[str, PrimExpr] = {}
     for tag, exts in survey.extents.items():
-        consts = [const_value(e) for e in exts]
+        consts = [const_int(e) for e in exts]
         if all(c is not None for c in consts):
             best = exts[consts.index(max(consts))]
         else:
             best = exts[0]
             for e in exts[1:]:
-                if not _same(best, e):
+                if not _same_extent(best, e):
                     best = Max(best, e)
         if best.dtype != "int32":
-            c = const_value(best)
+            c = const_int(best)
             best = IntImm("int32", c) if c is not None else Cast("int32", best)
         extents[tag] = best
     for loop, ext in survey.checks:

@@ -16,20 +16,17 @@ from typing import Any
 from tvm.ffi import structural_equal
 from tvm.ir.transform import FunctionPass
 
-from ..expr import BufferLoad, IntImm, Not
+from ..expr import BufferLoad, Not
 from ..function import PrimFunc
 from ..functor import StmtExprMutator
 from ..stmt import (
     Allocate, AttrStmt, BufferStore, DeclBuffer, Evaluate, For, IfThenElse, LetStmt, SeqStmt,
     While, stmt_seq,
 )
-from ._common import const_int, has_side_effect, is_no_op, no_op, prim_func_pass
+from ..expr_util import const_int, has_side_effect
+from ._common import is_no_op, no_op, prim_func_pass
 
 __all__ = ["RemoveNoOp", "remove_no_op"]
-
-
-def _const_cond(cond: Any) -> Any:
-    return cond.value if isinstance(cond, IntImm) else None
 
 
 class _NoOpRemover(StmtExprMutator):
@@ -57,7 +54,7 @@ class _NoOpRemover(StmtExprMutator):
         return op if body is op.body else op.with_fields(body=body)
 
     def visit_if_then_else_(self, op: IfThenElse) -> Any:
-        cond = _const_cond(op.condition)
+        cond = const_int(op.condition)
         if cond is not None:
             chosen = op.then_case if cond else op.else_case
             return no_op() if chosen is None else self.visit_stmt(chosen)
@@ -105,7 +102,7 @@ class _NoOpRemover(StmtExprMutator):
         return self._body_only(op, False)
 
     def visit_while_(self, op: While) -> Any:
-        if _const_cond(op.condition) == 0:
+        if const_int(op.condition) == 0:
             return no_op()
         return self.generic_mutate(op)
 

@@ -28,7 +28,6 @@ from ..function import PrimFunc
 from ..functor import StmtExprMutator
 from ..stmt_functor import free_vars, substitute
 from ._common import rebuild_buffer
-from .simplify import simplify_expr
 
 __all__ = ["specialize"]
 
@@ -44,6 +43,9 @@ class _Specializer(StmtExprMutator):
         self.vmap = vmap
         self.buffers: dict[Buffer, Buffer] = {}
         self._depth = 0
+        from tvm.arith import Analyzer  # tvm.arith imports tvm.tir: not at module level
+
+        self._analyzer = Analyzer()
 
     def visit_expr(self, expr: PrimExpr) -> PrimExpr:
         self._depth += 1
@@ -52,7 +54,7 @@ class _Specializer(StmtExprMutator):
         finally:
             self._depth -= 1
         if new is not expr and self._depth == 0:
-            new = simplify_expr(new)
+            new = self._analyzer.simplify(new)
         return new
 
     def visit_var_(self, v: Var) -> PrimExpr:
@@ -148,15 +150,18 @@ class _Bindings:
         else:
             names = ", ".join(sorted(v.name for v in values if _uses_any(values[v], values)))
             raise ValueError(f"specialize: cyclic bindings between variables {names}")
+        from tvm.arith import Analyzer
+
+        simplify = Analyzer().simplify
         for var, value, origin in self.repeats:
             first = values[var]
-            if not _provably_equal(first, simplify_expr(substitute(value, values))):
+            if not _provably_equal(first, simplify(substitute(value, values))):
                 raise ValueError(
                     f"specialize: conflicting values for variable {var.name!r}: "
                     f"{self.values[var]} (from {self.origin[var]}) and {value} (from {origin})"
                 )
         for old, new_expr, origin in self.checks:
-            have = simplify_expr(substitute(old, values))
+            have = simplify(substitute(old, values))
             if not _provably_equal(have, new_expr):
                 shown = f"{old}" if have is old else f"{old} (here {have})"
                 raise ValueError(
@@ -164,7 +169,7 @@ class _Bindings:
                     "that are a single variable can be bound"
                 )
         # A permutation of variables resolves to identities: a renaming, nothing to bind.
-        return {v: simplify_expr(e) for v, e in values.items() if e is not v}
+        return {v: simplify(e) for v, e in values.items() if e is not v}
 
 
 def _uses_any(expr: PrimExpr, values: Mapping[Var, Any]) -> bool:

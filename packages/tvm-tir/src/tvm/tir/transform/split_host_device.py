@@ -36,9 +36,10 @@ from ..functor import StmtExprMutator, StmtExprVisitor
 from ..stmt import (
     Allocate, AttrStmt, DeclBuffer, Evaluate, For, LetStmt, SeqStmt, Stmt, stmt_seq,
 )
+from ..expr_util import const_int
 from ._gpu import (
     KERNEL_CALLING_CONV, KERNELS_ATTR, LAUNCH_PARAMS_ATTR, THREAD_EXTENT_ATTR, THREAD_TAG_ORDER,
-    call_op, const_value,
+    call_op,
 )
 
 __all__ = ["SplitHostDevice", "split_host_device", "split_function", "is_device_kernel"]
@@ -174,7 +175,7 @@ class _Splitter(StmtExprMutator):
             "global_symbol": name,
             "calling_conv": KERNEL_CALLING_CONV,
             LAUNCH_PARAMS_ATTR: launch,
-            THREAD_EXTENT_ATTR: [[t, const_value(e) if const_value(e) is not None else e]
+            THREAD_EXTENT_ATTR: [[t, const_int(e) if const_int(e) is not None else e]
                                  for t, e in zip(launch, extents)],
         }
         if self.func.attrs.get("tir.noalias"):

@@ -14,12 +14,15 @@ from typing import Any, Optional
 
 from tvm.ir.transform import FunctionPass, PassContext, register_config_option
 
+from tvm.arith import const_fold as F
+
 from ..expr import IntImm
 from ..function import PrimFunc
 from ..functor import StmtExprMutator
 from ..stmt import For, ForKind, stmt_seq
 from ..stmt_functor import substitute
-from ._common import const_int, no_op, prim_func_pass, rename_definitions, vadd
+from ..expr_util import const_int
+from ._common import no_op, prim_func_pass, rename_definitions
 
 __all__ = ["UnrollLoop", "unroll_loop", "MAX_UNROLL_KEY", "PRAGMA_UNROLL"]
 
@@ -54,7 +57,7 @@ class _Unroller(StmtExprMutator):
             return no_op()
         copies = []
         for k in range(extent):
-            value = vadd(loop.min, IntImm(loop.min.dtype, k))
+            value = F.add(loop.min, IntImm(loop.min.dtype, k))
             copy = substitute(loop.body, {loop.loop_var: value})
             copies.append(copy if k == 0 else rename_definitions(copy))
         return stmt_seq(*copies)

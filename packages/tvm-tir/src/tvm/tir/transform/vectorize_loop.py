@@ -24,6 +24,8 @@ from tvm.ffi import structural_equal
 from tvm.ir.op import Op
 from tvm.ir.transform import FunctionPass
 
+from tvm.arith import const_fold as F
+
 from ..expr import (
     Add, And, BinaryOp, BufferLoad, Call, Cast, CmpOp, IntImm, Let, Mul, Not, Or,
     PrimExpr, Ramp, Select, Sub, Var, lanes_of, with_lanes,
@@ -35,8 +37,9 @@ from ..stmt import (
     ForKind, IfThenElse, LetStmt, Stmt,
 )
 from ..stmt_functor import post_order_visit, substitute, uses_var
+from ..expr_util import const_int, has_side_effect
 from ._common import (
-    broadcast_to, const_int, has_side_effect, prim_func_pass, vadd, vmul, vsub,
+    broadcast_to, prim_func_pass,
 )
 
 __all__ = ["VectorizeLoop", "vectorize_loop", "vectorize_body", "NotVectorizable"]
@@ -74,11 +77,11 @@ class _Vectorizer(StmtExprMutator):
         if a is e.a and b is e.b:
             return e
         if isinstance(e, Add):
-            return vadd(a, b)
+            return F.add(a, b)
         if isinstance(e, Sub):
-            return vsub(a, b)
+            return F.sub(a, b)
         if isinstance(e, Mul):
-            return vmul(a, b)
+            return F.mul(a, b)
         return type(e)(a, b, span=e.span)
 
     def visit_cmp_op_(self, e: CmpOp) -> Any:

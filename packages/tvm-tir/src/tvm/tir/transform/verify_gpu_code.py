@@ -28,7 +28,8 @@ from ..function import PrimFunc
 from ..functor import StmtExprVisitor
 from ..stmt import Allocate, AttrStmt, BufferStore, For, ForKind
 from ._common import prim_func_pass
-from ._gpu import GPULimits, const_value, dtype_bytes, gpu_limits, is_thread_tag, tag_axis
+from ..expr_util import const_int
+from ._gpu import GPULimits, dtype_bytes, gpu_limits, is_thread_tag, tag_axis
 
 __all__ = ["VerifyGPUCode", "verify_gpu_code", "GPUCodeError"]
 
@@ -48,7 +49,7 @@ class _KernelCheck(StmtExprVisitor):
         if op.attr_key == "thread_extent" and isinstance(op.node, IterVar):
             tag = op.node.thread_tag
             if is_thread_tag(tag):
-                ext = const_value(op.value)
+                ext = const_int(op.value)
                 if ext is None:
                     raise GPUCodeError(
                         f"{self.fname}: {tag} has the extent {op.value}, which is not a "
@@ -71,7 +72,7 @@ class _KernelCheck(StmtExprVisitor):
         if op.scope == "shared":
             count = 1
             for e in op.extents:
-                c = const_value(e)
+                c = const_int(e)
                 if c is None:
                     raise GPUCodeError(
                         f"{self.fname}: shared buffer {op.buffer_var.name!r} has the symbolic "

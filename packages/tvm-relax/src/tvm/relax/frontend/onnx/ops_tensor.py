@@ -14,6 +14,7 @@ from typing import Any, Optional
 import numpy as np
 
 from tvm.tir.expr import IntImm, PrimExpr
+from tvm.tir.expr_util import same_expr
 
 from ...expr import PrimValue, ShapeExpr
 from .common import (
@@ -137,7 +138,7 @@ def _reshape_target(ctx: Any, in_shape: Optional[list[Any]], target: list[Any]) 
         num = [d for d in in_shape if not isinstance(d, int)]
         den = [d for d in out if not isinstance(d, int)]
         for d in list(den):
-            match = next((n for n in num if n is d or _same(n, d)), None)
+            match = next((n for n in num if same_expr(n, d)), None)
             if match is not None:
                 num.remove(match)
                 den.remove(d)
@@ -149,15 +150,6 @@ def _reshape_target(ctx: Any, in_shape: Optional[list[Any]], target: list[Any]) 
                 inferred = n * inferred if inferred != 1 else n
             out = [inferred if isinstance(d, int) and d == -1 else d for d in out]
     return out
-
-
-def _same(a: Any, b: Any) -> bool:
-    from tvm.ffi import structural_equal
-
-    try:
-        return bool(structural_equal(a, b))
-    except Exception:  # noqa: BLE001
-        return False
 
 
 def _reshape_fold(ctx: Any, x: Any, shape: Any) -> Any:
