@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 
 typedef union { int64_t v_int64; double v_float64; void* v_handle; } TVMValue;
 typedef struct { int32_t device_type; int32_t device_id; } DLDevice;
@@ -133,7 +134,36 @@ int32_t nested_parallel(TVMValue* args, int32_t* codes, int32_t num_args, TVMVal
   return __TVMBackendParallelLaunch(outer_lambda, (char*)out->data + out->byte_offset, 2);
 }
 
-/* Exposed so tests can drive the runtime launcher directly. */
-int32_t spin_lambda_entry(int32_t task_id, int32_t num_task, void* cdata) {
-  return spin_lambda(task_id, num_task, cdata);
+typedef struct { double* out; int64_t n; volatile int32_t arrived; double timeout_s; } MeetClosure;
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
+
+/* Every task announces itself, then waits (up to timeout_s) until all num_task tasks have:
+ * out[t] = 1 when task t saw them all at once (they ran concurrently), 0 after a timeout. */
+static int32_t meet_lambda(int32_t task_id, int32_t num_task, void* cdata) {
+  MeetClosure* c = (MeetClosure*)cdata;
+  __atomic_add_fetch(&c->arrived, 1, __ATOMIC_SEQ_CST);
+  double deadline = now_s() + c->timeout_s;
+  int32_t all = 0;
+  while (!(all = __atomic_load_n(&c->arrived, __ATOMIC_SEQ_CST) >= num_task) && now_s() < deadline) {
+  }
+  if (task_id < c->n) c->out[task_id] = all ? 1.0 : 0.0;
+  return 0;
+}
+
+/* parallel_meet(out, num_task, timeout_s): see meet_lambda */
+int32_t parallel_meet(TVMValue* args, int32_t* codes, int32_t num_args, TVMValue* ret,
+                      int32_t* ret_code, void* resource) {
+  if (num_args != 3) return fail("parallel_meet: expected 3 arguments, got %d", num_args);
+  int64_t n = -1;
+  if (check_vec("parallel_meet", "out", args[0], codes[0], 2, 64, &n)) return -1;
+  if (!__TVMBackendParallelLaunch) return fail("parallel_meet: runtime slot not filled");
+  DLTensor* out = (DLTensor*)args[0].v_handle;
+  MeetClosure c = {(double*)((char*)out->data + out->byte_offset), n, 0, args[2].v_float64};
+  return __TVMBackendParallelLaunch(meet_lambda, &c, (int32_t)args[1].v_int64);
+}
+

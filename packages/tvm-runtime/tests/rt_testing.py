@@ -44,6 +44,15 @@ KERNEL_META = {
             ],
         },
         {
+            "name": "parallel_meet",
+            "symbol": "parallel_meet",
+            "params": [
+                {"name": "out", "kind": "tensor", "dtype": "float64", "shape": ["n"]},
+                {"name": "num_task", "kind": "scalar", "dtype": "int32"},
+                {"name": "timeout_s", "kind": "scalar", "dtype": "float64"},
+            ],
+        },
+        {
             "name": "nested_parallel",
             "symbol": "nested_parallel",
             "params": [{"name": "out", "kind": "tensor", "dtype": "float64", "shape": [6]}],
