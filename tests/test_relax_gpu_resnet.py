@@ -6,9 +6,8 @@ Two builds of the network, seeded random weights, test-sized for pocl on two CPU
   width 16, 56x56 input, 10 classes.  ``TVM_TEST_FULL_RESNET=1`` runs the real size (width
   64, 224x224, 1000 classes; about a minute with pocl);
 * directly with the BlockBuilder and ``relax.op`` (conv2d, batch_norm, relu, max_pool2d,
-  adaptive_avg_pool2d, add, matmul): width 8, 32x32 input — run when the ONNX route is not
-  available (no onnx), so the GPU path is covered either way (``TVM_TEST_FULL_RESNET=1``
-  runs it too).
+  adaptive_avg_pool2d, add, matmul): width 8, 32x32 input, so the GPU path is covered
+  without onnx too.
 """
 
 from __future__ import annotations
@@ -35,15 +34,6 @@ def _check(gpu, cpu):
     assert gpu.shape == cpu.shape
     scale = max(1.0, float(np.abs(cpu).max()))
     np.testing.assert_allclose(gpu, cpu, rtol=1e-4, atol=1e-5 * scale)
-
-
-def _onnx_route() -> bool:
-    try:
-        import onnx  # noqa: F401
-        import tvm.relax.frontend.onnx  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
 def test_resnet18_from_onnx_matches_llvm():
@@ -117,7 +107,6 @@ def resnet18_blockbuilder(width: int = 8, size: int = 32, classes: int = 10):
     return bb.get()
 
 
-@pytest.mark.skipif(_onnx_route() and not FULL, reason="ResNet-18 runs from ONNX here")
 def test_resnet18_from_the_block_builder_matches_llvm():
     mod = resnet18_blockbuilder()
     x = np.random.default_rng(2).standard_normal((1, 3, 32, 32)).astype("float32")

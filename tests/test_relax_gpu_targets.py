@@ -100,6 +100,7 @@ def test_cuda_builds_and_exports(make, cuda_build, tmp_path):
         relax.VirtualMachine(ex, rt.cpu())
 
 
+@pytest.mark.gpu
 @pytest.mark.parametrize("make", [_walkthrough, _cnn], ids=["walkthrough", "cnn"])
 def test_cuda_runs_like_llvm(make, cuda_build):
     build, can_run = cuda_build
