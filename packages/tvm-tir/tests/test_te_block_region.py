@@ -102,6 +102,9 @@ def test_bounds_are_those_of_tvm_arith():
     assert_structural_equal(reads, (point(A, Range(vi * 2, 2)), point(B, Range(0, 4))))
     lo = eval_set(FloorDiv(vi * 8 + k, 4), {k: Range(0, 8)}).min_value
     assert_structural_equal(reads[0].region[0].min, lo)
+    # a loop that runs zero times reads an empty region
+    reads, _ = infer_block_access_regions(_block(grid([(k, 0)], store(C, A[k], vi))))
+    assert_structural_equal(reads, (point(A, Range(0, 0)),))
 
 
 def test_vector_ramp_indices():

@@ -216,7 +216,10 @@ class _Collector(StmtExprVisitor):
             else IntervalSet.from_range(Range(item.min, item.extent))
             for item in items
         ]
-        return union(sets, self.analyzer).to_range(self.analyzer)
+        merged = union(sets, self.analyzer)
+        if merged.is_empty():  # only accesses under loops that run zero times
+            return Range(sets[0].min_value, const(0, sets[0].min_value.dtype))
+        return merged.to_range(self.analyzer)
 
 
 def _index_range(index: PrimExpr) -> Any:
