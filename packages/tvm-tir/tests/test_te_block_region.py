@@ -74,7 +74,7 @@ def test_incomparable_bounds_become_min_max():
     reads, _ = infer_block_access_regions(_block(store(C, A[vi] + A[vj], vi)))
     (rng,) = reads[0].region
     assert_structural_equal(rng.min, tir.Min(vi, vj))
-    assert_structural_equal(rng.extent, tir.Max(vi, vj) + 1 - tir.Min(vi, vj))
+    assert_structural_equal(rng.extent, tir.Max(vi, vj) - tir.Min(vi, vj) + 1)
 
 
 def test_floordiv_and_floormod_of_relaxed_variables():
@@ -87,6 +87,24 @@ def test_floordiv_and_floormod_of_relaxed_variables():
     body = grid([(k, 3)], store(C, A[k * k], vi))
     reads, _ = infer_block_access_regions(_block(body))
     assert_structural_equal(reads, (point(A, Range(0, 8)),))
+
+
+def test_bounds_are_those_of_tvm_arith():
+    # the relaxed bounds come from tvm.arith.eval_set, so they are as tight as arith's:
+    # floordiv of a symbolic interval folds (vi*8 + k) // 4 to [vi*2, vi*2 + 1], and a
+    # floormod inside one period keeps its monotonic ends
+    from tvm.arith import eval_set
+
+    A, B, C = decl_buffer((8,), name="A"), decl_buffer((8,), name="B"), decl_buffer((8,), name="C")
+    vi, k = vars_("vi k")
+    body = grid([(k, 8)], store(C, A[FloorDiv(vi * 8 + k, 4)] + B[FloorMod(k, 8) // 2], vi))
+    reads, _ = infer_block_access_regions(_block(body))
+    assert_structural_equal(reads, (point(A, Range(vi * 2, 2)), point(B, Range(0, 4))))
+    lo = eval_set(FloorDiv(vi * 8 + k, 4), {k: Range(0, 8)}).min_value
+    assert_structural_equal(reads[0].region[0].min, lo)
+    # a loop that runs zero times reads an empty region
+    reads, _ = infer_block_access_regions(_block(grid([(k, 0)], store(C, A[k], vi))))
+    assert_structural_equal(reads, (point(A, Range(0, 0)),))
 
 
 def test_vector_ramp_indices():

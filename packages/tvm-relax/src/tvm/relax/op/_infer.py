@@ -4,18 +4,15 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from tvm.tir.expr import IntImm, PrimExpr
+from tvm.tir.expr import PrimExpr
+from tvm.tir.expr_util import is_const_int
 
 from ..analysis.struct_info_analysis import dim_str, prim_equal
 from ..expr import Call
 from ..struct_info import TensorStructInfo
 from .base import op_error
 
-__all__ = ["broadcast_shapes", "binary_dtype", "is_one", "shape_str", "dim_str"]
-
-
-def is_one(dim: PrimExpr) -> bool:
-    return isinstance(dim, IntImm) and dim.value == 1
+__all__ = ["broadcast_shapes", "binary_dtype", "shape_str", "dim_str"]
 
 
 def broadcast_shapes(
@@ -36,9 +33,9 @@ def broadcast_shapes(
         b = rhs[-i] if i <= len(rhs) else None
         if a is None:
             out.append(b)
-        elif b is None or is_one(b):
+        elif b is None or is_const_int(b, 1):
             out.append(a)
-        elif is_one(a):
+        elif is_const_int(a, 1):
             out.append(b)
         else:
             eq = prim_equal(a, b, analyzer)

@@ -7,10 +7,11 @@ from typing import Any, Sequence
 from tvm.arith import Analyzer
 from tvm.ffi.dtype import DTypeCode, is_float_code, parse_dtype
 from tvm.tir.expr import Cast, IntImm, PrimExpr, const
+from tvm.tir.expr_util import is_const_int
 
 __all__ = [
     "is_float", "is_bool", "is_signed_int", "cast", "int64", "simplify", "prod",
-    "broadcast_index", "is_one",
+    "broadcast_index",
 ]
 
 _ANALYZER = Analyzer()
@@ -63,16 +64,10 @@ def prod(values: Sequence[Any]) -> PrimExpr:
     return simplify(out)
 
 
-def is_one(dim: Any) -> bool:
-    if isinstance(dim, int):
-        return dim == 1
-    return isinstance(dim, IntImm) and dim.value == 1
-
-
 def broadcast_index(out_index: Sequence[PrimExpr], shape: Sequence[PrimExpr]) -> tuple:
     """The index into a tensor of ``shape`` broadcast (numpy rules) to ``out_index``'s rank."""
     offset = len(out_index) - len(shape)
     return tuple(
-        IntImm(out_index[offset + i].dtype, 0) if is_one(dim) else out_index[offset + i]
+        IntImm(out_index[offset + i].dtype, 0) if is_const_int(dim, 1) else out_index[offset + i]
         for i, dim in enumerate(shape)
     )

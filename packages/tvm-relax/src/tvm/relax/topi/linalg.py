@@ -6,8 +6,9 @@ from typing import Any, Optional, Sequence
 
 from tvm import te
 from tvm.tir.expr import IntImm, PrimExpr
+from tvm.tir.expr_util import is_const_int
 
-from ._util import broadcast_index, cast, int64, is_one, simplify
+from ._util import broadcast_index, cast, int64, simplify
 from .elemwise import _out_shape
 
 __all__ = ["matmul", "einsum", "parse_einsum", "einsum_label_sizes"]
@@ -119,9 +120,9 @@ def einsum_label_sizes(labels: Sequence[Sequence[str]], shapes: Sequence[Sequenc
     for k, (term, shape) in enumerate(zip(labels, shapes)):
         for label, dim in zip(term, shape):
             old = sizes.get(label)
-            if old is None or is_one(old):
+            if old is None or is_const_int(old, 1):
                 sizes[label] = dim
-            elif not is_one(dim):
+            elif not is_const_int(dim, 1):
                 a, b = simplify(int64(old)), simplify(int64(dim))
                 if isinstance(a, IntImm) and isinstance(b, IntImm) and a.value != b.value:
                     what = "an '...' dimension" if label.startswith(".") else f"subscript {label!r}"
@@ -149,7 +150,7 @@ def einsum(subscripts: str, *operands: te.Tensor) -> te.Tensor:
         env.update({label: ax.var for label, ax in axes.items()})
         product = None
         for t, term in zip(operands, labels):
-            index = [IntImm("int64", 0) if is_one(dim) and not is_one(sizes[label]) else env[label]
+            index = [IntImm("int64", 0) if is_const_int(dim, 1) and not is_const_int(sizes[label], 1) else env[label]
                      for dim, label in zip(t.shape, term)]
             value = cast(t(*index), dtype)
             product = value if product is None else product * value

@@ -25,6 +25,7 @@ from tvm.script.parser_core import (
 )
 from tvm.tir.buffer import Buffer
 from tvm.tir.expr import IntImm, IterVar, IterVarType, PrimExpr, SizeVar, Var
+from tvm.tir.expr_util import is_const_int
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprVisitor
 from tvm.tir.stmt import (
@@ -49,10 +50,6 @@ _REMAP_KINDS = {IterVarType.DATA_PAR: "S", IterVarType.COMM_REDUCE: "R"}
 
 def _is_true(e: Any) -> bool:
     return isinstance(e, IntImm) and e.dtype == "bool" and e.value == 1
-
-
-def _is_zero(e: Any) -> bool:
-    return isinstance(e, IntImm) and e.value == 0
 
 
 class _Scan(StmtExprVisitor):
@@ -401,7 +398,7 @@ class TIRPrinter(ExprPrinter):
             return False
         if (s.attr_key == "virtual_thread") != node.thread_tag.startswith("vthread"):
             return False
-        if not _is_zero(node.dom.min) or not structural_equal(node.dom.extent, s.value):
+        if not is_const_int(node.dom.min, 0) or not structural_equal(node.dom.extent, s.value):
             return False
         if node.var.dtype != s.value.dtype or node.dom.min.dtype != s.value.dtype:
             return False
@@ -463,7 +460,7 @@ class TIRPrinter(ExprPrinter):
         else:
             loops = [loop]
             func = _LOOP_FUNCS[loop.kind]
-            if _is_zero(loop.min) and loop.min.dtype == loop.extent.dtype:
+            if is_const_int(loop.min, 0) and loop.min.dtype == loop.extent.dtype:
                 args = [self.ex(loop.extent)]
             else:
                 args = [self.ex(loop.min), self.stop(loop.min, loop.extent)]
@@ -567,7 +564,7 @@ class TIRPrinter(ExprPrinter):
     def _dom(self, dom: Any) -> str:
         if dom is None:
             return "None"
-        if _is_zero(dom.min) and dom.min.dtype == dom.extent.dtype:
+        if is_const_int(dom.min, 0) and dom.min.dtype == dom.extent.dtype:
             return self.ex(dom.extent)
         return f"({self.ex(dom.min)}, {self.stop(dom.min, dom.extent)})"
 

@@ -12,22 +12,22 @@ not spell them out (TVMScript) or was generated (``te.create_prim_func``).  The 
 * buffers the block (or a nested block) allocates are not listed, nor are the given
   ``alloc_buffers``; a block with an ``init`` does not list the buffers it writes as reads
   (``C[vi, vj] = C[vi, vj] + ...`` only writes ``C``);
-* several accesses to one buffer are merged per dimension into the smallest interval when the
-  bounds differ by constants, otherwise into ``min``/``max`` expressions; an index that cannot
-  be bounded (a relaxed variable under a non-linear operation) covers the whole dimension.
+* several accesses to one buffer are merged per dimension into the smallest interval
+  containing them (:func:`tvm.arith.union`: ``min``/``max`` ends where the bounds are not
+  comparable); an index that cannot be bounded (a relaxed variable under a non-linear
+  operation) covers the whole dimension.
 
-Regions list buffers in the order of their first access.  Bounds are linear forms over the
-remaining variables; a point access keeps its original index expression.
+The bounds are those of :mod:`tvm.arith` (:func:`~tvm.arith.eval_set` over the loop ranges,
+each loop's own range relaxed over the loops around it), in its canonical form.  Regions list
+buffers in the order of their first access; a point access keeps its original index expression.
 """
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import Any, Sequence
 
 from ..buffer import Buffer
-from ..expr import (
-    Add, FloorDiv, FloorMod, IntImm, Max, Min, Mul, PrimExpr, Ramp, Range, Sub, Var, const,
-)
+from ..expr import IntImm, PrimExpr, Ramp, Range, Var, const
 from ..expr_util import same_expr
 from ..functor import StmtExprVisitor
 from ..stmt import Block, BlockRealize, BufferRegion, BufferStore, DeclBuffer, For, LetStmt
@@ -56,92 +56,6 @@ def infer_block_access_regions(
     return reads, writes
 
 
-# ---------------------------------------------------------------------------------------
-# linear forms: sum of coef * atom + const, atoms being variables or opaque expressions
-
-class _Lin:
-    __slots__ = ("terms", "const")
-
-    def __init__(self, terms: Optional[dict] = None, const_value: int = 0):
-        self.terms: dict[int, tuple[PrimExpr, int]] = terms or {}
-        self.const = const_value
-
-    def add(self, other: _Lin, scale: int = 1) -> _Lin:
-        terms = dict(self.terms)
-        for key, (atom, coef) in other.terms.items():
-            old = terms.get(key)
-            new = (old[1] if old else 0) + coef * scale
-            if new:
-                terms[key] = (atom, new)
-            elif old:
-                del terms[key]
-        return _Lin(terms, self.const + other.const * scale)
-
-    def scale(self, k: int) -> _Lin:
-        if k == 0:
-            return _Lin()
-        return _Lin({key: (a, c * k) for key, (a, c) in self.terms.items()}, self.const * k)
-
-    def const_diff(self, other: _Lin) -> Optional[int]:
-        diff = self.add(other, -1)
-        return None if diff.terms else diff.const
-
-    def to_expr(self, dtype: str) -> PrimExpr:
-        out: Optional[PrimExpr] = None
-        for atom, coef in self.terms.values():
-            if out is None:
-                out = atom if coef == 1 else atom * coef
-            elif coef == 1:
-                out = out + atom
-            elif coef == -1:
-                out = out - atom
-            elif coef < 0:
-                out = out - atom * (-coef)
-            else:
-                out = out + atom * coef
-        if out is None:
-            return const(self.const, dtype)
-        if self.const > 0:
-            out = out + self.const
-        elif self.const < 0:
-            out = out - (-self.const)
-        return out
-
-
-class _Atoms:
-    """Interns opaque sub-expressions so that equal ones share one linear-form term."""
-
-    def __init__(self) -> None:
-        self.opaque: list[tuple[PrimExpr, int]] = []
-
-    def key(self, expr: PrimExpr) -> int:
-        if isinstance(expr, Var):
-            return id(expr)
-        for known, key in self.opaque:
-            if same_expr(known, expr):
-                return key
-        self.opaque.append((expr, id(expr)))
-        return id(expr)
-
-    def lin(self, expr: PrimExpr) -> _Lin:
-        if isinstance(expr, IntImm):
-            return _Lin(const_value=expr.value)
-        if isinstance(expr, Add):
-            return self.lin(expr.a).add(self.lin(expr.b))
-        if isinstance(expr, Sub):
-            return self.lin(expr.a).add(self.lin(expr.b), -1)
-        if isinstance(expr, Mul):
-            a, b = self.lin(expr.a), self.lin(expr.b)
-            if not b.terms:
-                return a.scale(b.const)
-            if not a.terms:
-                return b.scale(a.const)
-        return _Lin({self.key(expr): (expr, 1)})
-
-
-# ---------------------------------------------------------------------------------------
-# per-dimension access bounds
-
 class _Exact:
     """An access range with no relaxed variable: kept as written."""
 
@@ -152,24 +66,17 @@ class _Exact:
         self.extent = extent
 
 
-class _Bounds:
-    """An access range relaxed over loops: inclusive linear bounds."""
-
-    __slots__ = ("lo", "hi")
-
-    def __init__(self, lo: _Lin, hi: _Lin):
-        self.lo = lo
-        self.hi = hi
-
-
 _FULL = object()  # the access may touch the whole dimension
 
 
 class _Collector(StmtExprVisitor):
     def __init__(self, excluded: set[int]):
+        from tvm.arith import Analyzer
+
         self.excluded = excluded
-        self.atoms = _Atoms()
+        self.analyzer = Analyzer()
         self.dom: dict[int, tuple[Var, Range]] = {}
+        self._dom_cache: Any = None
         self.lets: dict[int, tuple[Var, PrimExpr]] = {}
         self.reads: dict[int, tuple[Buffer, list[list[Any]]]] = {}
         self.writes: dict[int, tuple[Buffer, list[list[Any]]]] = {}
@@ -244,12 +151,31 @@ class _Collector(StmtExprVisitor):
             min_value, extent = self._unlet(min_value), self._unlet(extent)
         if not self.dom or not (self._relaxed(min_value) or self._relaxed(extent)):
             return _Exact(min_value, extent)
-        lo = self._bound(self.atoms.lin(min_value), upper=False)
-        last = self.atoms.lin(min_value).add(self.atoms.lin(extent)).add(_Lin(const_value=-1))
-        hi = self._bound(last, upper=True)
-        if lo is None or hi is None:
+        from tvm.arith import IntervalSet, eval_set
+
+        dom = self._relaxed_dom()
+        last = min_value + extent - 1
+        lo = eval_set(min_value, dom, self.analyzer)
+        hi = eval_set(last, dom, self.analyzer)
+        if not (lo.has_lower_bound() and hi.has_upper_bound()):
             return _FULL
-        return _Bounds(lo, hi)
+        return IntervalSet(lo.min_value, hi.max_value)
+
+    def _relaxed_dom(self) -> dict:
+        """The loop variables' sets, each loop's range itself relaxed over the outer loops
+        (``for k2 in range(k1 + 1)`` under ``for k1 in range(4)`` gives ``k2`` in ``[0, 3]``)."""
+        from tvm.arith import IntervalSet, eval_set
+
+        key = tuple(self.dom)
+        if self._dom_cache is not None and self._dom_cache[0] == key:
+            return self._dom_cache[1]
+        dom: dict = {}
+        for var, rng in self.dom.values():
+            lo = eval_set(rng.min, dom, self.analyzer)
+            hi = eval_set(rng.min + rng.extent - 1, dom, self.analyzer)
+            dom[var] = IntervalSet(lo.min_value, hi.max_value)
+        self._dom_cache = (key, dom)
+        return dom
 
     def _relaxed(self, expr: PrimExpr) -> bool:
         return uses_var(expr, lambda v: id(v) in self.dom)
@@ -260,40 +186,6 @@ class _Collector(StmtExprVisitor):
                 break
             expr = substitute(expr, {var: value for var, value in self.lets.values()})
         return expr
-
-    def _bound(self, lin: _Lin, upper: bool) -> Optional[_Lin]:
-        """A bound of ``lin`` over the relaxed loop variables (None when unknown)."""
-        out = _Lin(const_value=lin.const)
-        for key, (atom, coef) in lin.terms.items():
-            side_upper = upper if coef > 0 else not upper
-            if key in self.dom and isinstance(atom, Var):
-                rng = self.dom[key][1]
-                edge = self.atoms.lin(rng.min)
-                if side_upper:
-                    edge = edge.add(self.atoms.lin(rng.extent)).add(_Lin(const_value=-1))
-                bound = self._bound(edge, side_upper)
-            elif isinstance(atom, Var) or not self._relaxed(atom):
-                bound = _Lin({key: (atom, 1)})
-            else:
-                bound = self._bound_opaque(atom, side_upper)
-            if bound is None:
-                return None
-            out = out.add(bound, coef)
-        return out
-
-    def _bound_opaque(self, atom: PrimExpr, upper: bool) -> Optional[_Lin]:
-        divisor = atom.b if isinstance(atom, (FloorDiv, FloorMod)) else None
-        if not isinstance(divisor, IntImm) or divisor.value <= 0:
-            return None
-        if isinstance(atom, FloorMod):
-            return _Lin(const_value=divisor.value - 1 if upper else 0)
-        inner = self._bound(self.atoms.lin(atom.a), upper)
-        if inner is None:
-            return None
-        if not inner.terms:
-            return _Lin(const_value=inner.const // divisor.value)
-        expr = FloorDiv(inner.to_expr(atom.dtype), divisor)
-        return _Lin({self.atoms.key(expr): (expr, 1)})
 
     # -- merging -------------------------------------------------------------------------
     def regions(self, accesses: dict, skip: set[int] = frozenset()) -> tuple[BufferRegion, ...]:
@@ -317,24 +209,17 @@ class _Collector(StmtExprVisitor):
             same_expr(item.min, first.min) and same_expr(item.extent, first.extent) for item in items[1:]
         ):
             return Range(first.min, first.extent)
-        los, his = [], []
-        for item in items:
-            if isinstance(item, _Exact):
-                lo = self.atoms.lin(item.min)
-                los.append(lo)
-                his.append(lo.add(self.atoms.lin(item.extent)).add(_Lin(const_value=-1)))
-            else:
-                los.append(item.lo)
-                his.append(item.hi)
-        dtype = _index_dtype(items, buffer.shape[dim].dtype)
-        lo = _extreme(los, pick_min=True)
-        hi = _extreme(his, pick_min=False)
-        if len(lo) == 1 and len(hi) == 1:
-            return Range(lo[0].to_expr(dtype), hi[0].add(lo[0], -1).add(_Lin(const_value=1))
-                         .to_expr(dtype))
-        lo_expr = _fold(Min, [x.to_expr(dtype) for x in lo])
-        hi_expr = _fold(Max, [x.to_expr(dtype) for x in hi])
-        return Range(lo_expr, hi_expr + 1 - lo_expr)
+        from tvm.arith import IntervalSet, union
+
+        sets = [
+            item if isinstance(item, IntervalSet)
+            else IntervalSet.from_range(Range(item.min, item.extent))
+            for item in items
+        ]
+        merged = union(sets, self.analyzer)
+        if merged.is_empty():  # only accesses under loops that run zero times
+            return Range(sets[0].min_value, const(0, sets[0].min_value.dtype))
+        return merged.to_range(self.analyzer)
 
 
 def _index_range(index: PrimExpr) -> Any:
@@ -347,41 +232,3 @@ def _index_range(index: PrimExpr) -> Any:
             return (index.base, const(span + 1, index.base.dtype))
         return (index.base + span, const(1 - span, index.base.dtype))
     return (index, const(1, index.dtype))
-
-
-def _index_dtype(items: list[Any], default: str = "int32") -> str:
-    for item in items:
-        if isinstance(item, _Exact):
-            return item.min.dtype
-    for item in items:
-        for atom, _ in (*item.lo.terms.values(), *item.hi.terms.values()):
-            return atom.dtype
-    return default
-
-
-def _extreme(lins: list[_Lin], pick_min: bool) -> list[_Lin]:
-    """The candidates that may be the minimum (maximum) of ``lins``."""
-    kept: list[_Lin] = []
-    for lin in lins:
-        dominated = False
-        survivors = []
-        for cand in kept:
-            diff = lin.const_diff(cand)
-            if diff is None:
-                survivors.append(cand)
-            elif (diff >= 0) == pick_min:  # lin is no better than cand
-                dominated = True
-                survivors.append(cand)
-        if not dominated:
-            survivors.append(lin)
-        kept = survivors
-    return kept
-
-
-def _fold(cls: type, exprs: list[PrimExpr]) -> PrimExpr:
-    out = exprs[0]
-    for e in exprs[1:]:
-        out = cls(out, e)
-    return out
-
-

@@ -21,6 +21,7 @@ from ...buffer import Buffer, decl_buffer
 from ...expr import (
     BufferLoad, IntImm, IterVar, IterVarType, PrimExpr, Range, Var, const,
 )
+from ...expr_util import is_const_int
 from ...functor import StmtExprMutator, StmtExprVisitor
 from ...stmt import Block, BlockRealize, BufferRegion, BufferStore, For, ForKind, SeqStmt, Stmt
 from ...stmt_functor import substitute
@@ -32,21 +33,13 @@ __all__ = [
     "ScopeRewriter", "rewrite_scope", "body_items", "child_position", "removal_stmt",
     "block_names", "unique_block_name", "check_storage_scope", "BufferReplacer",
     "block_region_in_loops", "relax_ranges", "clip_to_shape", "loop_dom_map", "copy_nest",
-    "new_buffer_like", "find_region", "make_analyzer", "is_one", "is_zero", "conj",
+    "new_buffer_like", "find_region", "make_analyzer", "conj",
     "program_order", "lowest_common_ancestor", "refresh_regions", "loop_names",
     "fresh_loop_vars",
 ]
 
 
 # -- small expression helpers ---------------------------------------------------------------
-def is_one(e: Any) -> bool:
-    return isinstance(e, IntImm) and e.value == 1
-
-
-def is_zero(e: Any) -> bool:
-    return isinstance(e, IntImm) and e.value == 0
-
-
 def is_true(e: Any) -> bool:
     return isinstance(e, IntImm) and e.dtype == "bool" and e.value == 1
 
@@ -399,7 +392,7 @@ def relax_ranges(ranges: Sequence[tuple[PrimExpr, PrimExpr]], dom_map: dict[Var,
 
     out = []
     for lo, ext in ranges:
-        if is_one(ext):
+        if is_const_int(ext, 1):
             s = eval_set(lo, dom_map, ana)
         else:
             lo_set = eval_set(lo, dom_map, ana)
@@ -474,7 +467,7 @@ def copy_nest(src: Buffer, dst: Buffer, region: Sequence[Range], name: str,
     value = value_fn(block_vars) if value_fn else BufferLoad(src, tuple(block_vars))
     block = refresh_regions(Block(iter_vars, (), (), name,
                                   BufferStore(dst, value, tuple(block_vars))))
-    bindings = tuple(v if is_zero(r.min) else r.min + v for v, r in zip(loop_vars, region))
+    bindings = tuple(v if is_const_int(r.min, 0) else r.min + v for v, r in zip(loop_vars, region))
     body: Stmt = BlockRealize(bindings, True, block)
     for var, r in reversed(list(zip(loop_vars, region))):
         body = For(var, const(0, var.dtype), r.extent, ForKind.SERIAL, body)

@@ -29,6 +29,7 @@ from ...buffer import Buffer
 from ...expr import (
     BufferLoad, FloatImm, IntImm, IterVar, IterVarType, PrimExpr, Range, StringImm, Var, const,
 )
+from ...expr_util import is_const_int
 from ...functor import StmtExprMutator
 from ...op import floordiv, floormod
 from ...stmt import (
@@ -42,7 +43,7 @@ from ..handles import BlockRV, LoopRV
 from ..instruction import instruction
 from ..state import ScheduleState, StmtSRef
 from ._util import (
-    ScopeRewriter, find_region, is_one, is_zero, make_analyzer, refresh_regions, rewrite_scope,
+    ScopeRewriter, find_region, make_analyzer, refresh_regions, rewrite_scope,
     unique_block_name,
 )
 
@@ -68,12 +69,12 @@ def _divide(prim: str, value: PrimExpr, iv: IterVar, inner_vars: list[Var],
     if coeffs:
         inner: PrimExpr = const(0, dtype)
         for var, a in zip(inner_vars, coeffs[:-1]):
-            if is_zero(a):
+            if is_const_int(a, 0):
                 continue
             if not isinstance(a, IntImm):
                 coeffs = []
                 break
-            inner = var * a if is_zero(inner) else inner + var * a
+            inner = var * a if is_const_int(inner, 0) else inner + var * a
         base = coeffs[-1] if coeffs else None
         if coeffs and not uses_var(base, lambda v: id(v) in inner_ids):
             s = ana.int_set(inner)
@@ -91,7 +92,7 @@ def _divide(prim: str, value: PrimExpr, iv: IterVar, inner_vars: list[Var],
 
 def _outer_domain(iv: IterVar, o: PrimExpr, c: PrimExpr, ana: Any) -> Range:
     dtype = iv.var.dtype
-    if is_zero(iv.dom.min):
+    if is_const_int(iv.dom.min, 0):
         return Range(const(0, dtype), ana.simplify(floordiv(iv.dom.extent + c - 1, c)))
     s = ana.int_set(o)
     if s.is_bounded():
@@ -141,8 +142,8 @@ def blockize(state: ScheduleState, loop_sref: StmtSRef, preserve_unit_iters: boo
                                 "data-parallel nor a reduction", block)
         o, i, c, idom = _divide(prim, value, iv, inner_vars, outer_vars, ana, block)
         dtype = iv.var.dtype
-        no_outer = is_zero(o)
-        no_inner = is_one(c) and is_zero(i)
+        no_outer = is_const_int(o, 0)
+        no_inner = is_const_int(c, 1) and is_const_int(i, 0)
         o_var: Optional[Var] = None
         if not no_outer or preserve_unit_iters:
             if no_inner:
@@ -324,7 +325,7 @@ class _Matcher:
         for k, (ti, rng) in enumerate(zip(t_idx, region.region)):
             offset = self.ana.simplify(ti - rng.min)
             if k < extra:
-                if not is_zero(offset):
+                if not is_const_int(offset, 0):
                     self.fail(f"index {ti!r} of {tb.name!r} is not the start of the block's "
                               "region in a dimension the description does not have")
                 continue

@@ -34,6 +34,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ...expr import Add, IntImm, PrimExpr, Sub, Var, const
+from ...expr_util import is_const_int
 from ...stmt import BlockRealize, For, ForKind, Stmt
 from .. import analysis as A
 from ..error import ScheduleError
@@ -42,7 +43,7 @@ from ..instruction import instruction
 from ..state import ScheduleState, StmtSRef
 from ._util import (
     ScopeRewriter, block_region_in_loops, body_items, child_position, conj, find_region,
-    fresh_loop_vars, is_one, is_zero, loop_dom_map, loop_names, make_analyzer, program_order,
+    fresh_loop_vars, loop_dom_map, loop_names, make_analyzer, program_order,
     relax_ranges, removal_stmt, rewrite_scope, subtree_end,
 )
 
@@ -252,13 +253,13 @@ def _regenerate(prim: str, block_sref: StmtSRef, required: dict[int, list[Any]],
         elif extent.value <= 0:
             raise ScheduleError(prim, f"the region of iteration variable {iv.var.name!r} under "
                                 "the loop is empty", block)
-        if is_one(extent) and not preserve_unit_loops:
+        if is_const_int(extent, 1) and not preserve_unit_loops:
             value = lo
         else:
             var = fresh_loop_vars(1, iv.var.dtype, taken)[0]
             loops.append((var, extent))
             ana.bind(var, _range(extent), allow_override=True)
-            value = var if is_zero(lo) else lo + var
+            value = var if is_const_int(lo, 0) else lo + var
         if not exact_hi:
             preds.append(value <= hi)
         if not ana.can_prove(lo >= dom_lo):
@@ -294,7 +295,7 @@ def _split_dim_set(region: Any, dim: int, sets: list[Any], var: Var, ana: Any) -
     rng = region[dim]
     index = rng.min
     if not (isinstance(index, FloorDiv) and index.a is var and isinstance(index.b, IntImm)
-            and is_one(rng.extent) and index.b.value > 0):
+            and is_const_int(rng.extent, 1) and index.b.value > 0):
         return None
     k = index.b.value
     s = sets[dim]

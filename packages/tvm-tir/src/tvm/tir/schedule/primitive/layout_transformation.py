@@ -21,6 +21,7 @@ from typing import Any, Callable, Optional, Union
 
 from ...buffer import Buffer
 from ...expr import IntImm, PrimExpr, Range, Var, const
+from ...expr_util import is_const_int
 from ...index_map import IndexMap
 from ...stmt import BufferRegion
 from .. import analysis as A
@@ -29,7 +30,7 @@ from ..handles import BlockRV
 from ..instruction import instruction
 from ..state import ScheduleState, StmtSRef
 from ._util import (
-    BufferReplacer, ScopeRewriter, child_position, copy_nest, is_one, loop_names,
+    BufferReplacer, ScopeRewriter, child_position, copy_nest, loop_names,
     rewrite_scope, unique_block_name,
 )
 
@@ -143,7 +144,7 @@ def _alloc_owner(block_sref: StmtSRef, buffer: Buffer) -> Optional[StmtSRef]:
 
 
 def _map_region(index_map: IndexMap, region: tuple, ana: Any) -> tuple:
-    points = [r.min if is_one(r.extent) else None for r in region]
+    points = [r.min if is_const_int(r.extent, 1) else None for r in region]
     doms: dict[Var, Range] = {}
     args = []
     for k, r in enumerate(region):

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Optional, Sequence, Union
 
 from ...expr import IntImm, IterVarType, PrimExpr, Range, Var, const
+from ...expr_util import is_const_int
 from ...functor import StmtExprMutator
 from ...op import floordiv, floormod
 from ...stmt import Block, BlockRealize, For, ForKind, Stmt
@@ -136,10 +137,10 @@ def split(state: ScheduleState, loop_sref: StmtSRef, factors: Sequence[Factor],
     new_vars = [Var(f"{names}_{k}", dtype) for k in range(len(known))]
     fused: PrimExpr = const(0, dtype)
     for var, f in zip(new_vars, known):
-        unit = isinstance(f, IntImm) and f.value == 1 and not preserve_unit_iters
+        unit = is_const_int(f, 1) and not preserve_unit_iters
         fused = fused * f + (const(0, dtype) if unit else var)
     fused = ana.simplify(fused)
-    value = fused if _is_zero(loop.min) else loop.min + fused
+    value = fused if is_const_int(loop.min, 0) else loop.min + fused
     predicate = None if ana.can_prove(total == extent) else fused < extent
     ranges = {v: Range(const(0, dtype), f) for v, f in zip(new_vars, known)}
     rewriter = LoopBodyRewriter({loop.loop_var: value}, ranges, predicate)
@@ -153,10 +154,6 @@ def split(state: ScheduleState, loop_sref: StmtSRef, factors: Sequence[Factor],
         out.append(node)
         node = node.children[0] if node.children and node.children[0].is_loop else None
     return out
-
-
-def _is_zero(e: PrimExpr) -> bool:
-    return isinstance(e, IntImm) and e.value == 0
 
 
 def _show(e: Any) -> str:
@@ -199,13 +196,13 @@ def fuse(state: ScheduleState, loop_srefs: Sequence[StmtSRef],
     vmap: dict[Var, PrimExpr] = {}
     inner = const(1, dtype)
     for lp, ext in reversed(list(zip(loops, extents))):
-        if _is_one(ext) and not preserve_unit_iters:
+        if is_const_int(ext, 1) and not preserve_unit_iters:
             value: PrimExpr = lp.min
         else:
-            value = floordiv(fused_var, inner) if not _is_one(inner) else fused_var
+            value = floordiv(fused_var, inner) if not is_const_int(inner, 1) else fused_var
             if lp is not loops[0]:
                 value = floormod(value, ext)
-            if not _is_zero(lp.min):
+            if not is_const_int(lp.min, 0):
                 value = lp.min + value
         vmap[lp.loop_var] = value
         inner = ana.simplify(inner * ext)
@@ -214,10 +211,6 @@ def fuse(state: ScheduleState, loop_srefs: Sequence[StmtSRef],
     new_loop = For(fused_var, const(0, dtype), total, ForKind.SERIAL, body, span=loops[0].span)
     state.replace({loops[0]: new_loop}, func_name=loop_srefs[0].func_name)
     return state.get_sref(new_loop, loop_srefs[0].func_name)  # type: ignore[return-value]
-
-
-def _is_one(e: PrimExpr) -> bool:
-    return isinstance(e, IntImm) and e.value == 1
 
 
 # -- reorder ----------------------------------------------------------------------------------

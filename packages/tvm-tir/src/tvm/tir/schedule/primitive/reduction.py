@@ -28,6 +28,7 @@ from ...buffer import Buffer
 from ...expr import (
     Add, And, BufferLoad, IterVar, IterVarType, Max, Mul, Min, PrimExpr, Range, Var, const,
 )
+from ...expr_util import is_const_int
 from ...op import max_value, min_value
 from ...stmt import Block, BlockRealize, BufferStore, For, Stmt
 from ...stmt_functor import free_vars, substitute, uses_var
@@ -37,7 +38,7 @@ from ..handles import BlockRV, LoopRV
 from ..instruction import instruction
 from ..state import ScheduleState, StmtSRef
 from ._util import (
-    ScopeRewriter, child_position, conj, is_zero, new_buffer_like, refresh_regions,
+    ScopeRewriter, child_position, conj, new_buffer_like, refresh_regions,
     rewrite_scope, unique_block_name,
 )
 
@@ -234,7 +235,7 @@ def rfactor(state: ScheduleState, loop_sref: StmtSRef, factor_axis: int) -> Stmt
     # The rfactor block: fresh iteration variables.
     v_rf = Var(f"v{rf_var.name}", dtype)
     rf_iv = IterVar(Range(const(0, dtype), loop.extent), v_rf, IterVarType.DATA_PAR)
-    rf_value = rf_var if is_zero(loop.min) else rf_var - loop.min
+    rf_value = rf_var if is_const_int(loop.min, 0) else rf_var - loop.min
     new_ivs: list[IterVar] = []
     new_vals: list[PrimExpr] = []
     vmap: dict[Var, PrimExpr] = {}
@@ -243,7 +244,7 @@ def rfactor(state: ScheduleState, loop_sref: StmtSRef, factor_axis: int) -> Stmt
         vmap[iv.var] = nv
         new_ivs.append(IterVar(iv.dom, nv, iv.iter_type))
         new_vals.append(v)
-    loop_to_iter: dict[Var, PrimExpr] = {rf_var: v_rf if is_zero(loop.min) else v_rf + loop.min}
+    loop_to_iter: dict[Var, PrimExpr] = {rf_var: v_rf if is_const_int(loop.min, 0) else v_rf + loop.min}
     extra_ivs: list[IterVar] = []
     extra_vals: list[PrimExpr] = []
     for s in loops:
@@ -296,7 +297,7 @@ def rfactor(state: ScheduleState, loop_sref: StmtSRef, factor_axis: int) -> Stmt
     ))
     rf_copy = lmap[rf_var]
     wb_values = tuple(substitute(v, lmap) for _, v in dp) + \
-        (rf_copy if is_zero(loop.min) else rf_copy - loop.min,)
+        (rf_copy if is_const_int(loop.min, 0) else rf_copy - loop.min,)
     banned = {id(s.loop.loop_var) for s in nest_loops if s not in copied}
     wb_pred = _drop_predicate(realize.predicate, lmap, banned)
     wb_nest = _copy_loops(copied, BlockRealize(wb_values, wb_pred, wb_block), lmap)
