@@ -23,6 +23,7 @@ def test_module_lists_its_functions(kernel_module):
         "fails_silently",
         "parallel_spin",
         "nested_parallel",
+        "parallel_meet",
     }
     assert "add_scalar" in m and "nope" not in m and 3 not in m
     assert m.slots == ["__TVMAPISetLastError", "__TVMBackendParallelLaunch"]
