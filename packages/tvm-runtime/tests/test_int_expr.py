@@ -101,3 +101,16 @@ def test_the_vm_checks_heap_slots_against_its_heap():
         validate_function(fn, 0)
     fn["code"][0]["size"] = ["mul", ["var", 0], 4]
     validate_function(fn, 0)
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_vm_programs_with_the_old_expression_format_are_refused(version):
+    import struct
+
+    from tvm.runtime import ModuleLoadError
+    from tvm.runtime.vm.executable import Executable
+
+    blob = struct.pack("<8sII", b"TVMVMPRG", version, 2) + b"{}"
+    with pytest.raises(ModuleLoadError, match=f"version {version} was written by an older "
+                                              "tvm-runtime.*rebuild the executable"):
+        Executable.from_program_bytes(blob)
