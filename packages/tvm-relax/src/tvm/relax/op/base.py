@@ -141,15 +141,24 @@ class OpSpec:
         self.op.set_attr("FLegalize", fn)
         return fn
 
-    def evaluate(self, fn: Callable[..., Any]) -> Callable[..., Any]:
-        """Decorator: set ``fn(call, *values)`` as the op's numpy semantics.
+    def evaluate(self, fn: Optional[Callable[..., Any]] = None, *,
+                 symbolic: bool = False) -> Any:
+        """Decorator (``@spec.evaluate`` or ``@spec.evaluate(symbolic=True)``): set
+        ``fn(call, *values)`` as the op's numpy semantics.
 
         ``values`` are the arguments as numpy values (tensors as arrays, shapes as tuples of
         ints, scalars as numbers, tuples as tuples); the result must have the call's
-        StructInfo (dtype and static shape), which the driver checks.
+        StructInfo (dtype and static shape), which the driver checks.  ``symbolic``: ``fn``
+        also computes on object arrays of ints and symbolic ``PrimExpr`` (shape values
+        known up to symbolic dimensions) without deciding anything about them.
         """
-        self.op.set_attr("FNumpyEval", fn)
-        return fn
+
+        def wrap(f: Callable[..., Any]) -> Callable[..., Any]:
+            self.op.set_attr("FNumpyEval", f)
+            self.op.set_attr("FNumpyEvalSymbolic", bool(symbolic))
+            return f
+
+        return wrap if fn is None else wrap(fn)
 
     def set_attr(self, key: str, value: Any) -> OpSpec:
         self.op.set_attr(key, value)

@@ -108,5 +108,7 @@ NUMPY_BINARY = {
     "bitwise_or": _np.bitwise_or, "bitwise_xor": _np.bitwise_xor,
     "left_shift": _np.left_shift, "right_shift": _np.right_shift,
 }
+#: the ones that also compute on symbolic shape values (PrimExpr arithmetic)
+SYMBOLIC_BINARY = ("add", "subtract", "multiply", "divide", "floor_divide")
 for _name, _fn in NUMPY_BINARY.items():
-    globals()[_name].evaluate(_elementwise(_fn))
+    globals()[_name].evaluate(_elementwise(_fn), symbolic=_name in SYMBOLIC_BINARY)

@@ -483,7 +483,7 @@ import numpy as _np  # noqa: E402
 from ._numpy import int_value as _int_value  # noqa: E402
 
 
-@strided_slice.evaluate
+@strided_slice.evaluate(symbolic=True)
 def _eval_strided_slice(call: Call, x: Any, *rest: Any) -> Any:
     a = call.attrs
     index = [slice(None)] * x.ndim
@@ -493,7 +493,7 @@ def _eval_strided_slice(call: Call, x: Any, *rest: Any) -> Any:
     return x[tuple(index)]
 
 
-@take.evaluate
+@take.evaluate(symbolic=True)
 def _eval_take(call: Call, x: Any, indices: Any) -> Any:
     axis, mode = call.attrs.axis, call.attrs.mode
     idx = _np.asarray(indices).astype(_np.int64)

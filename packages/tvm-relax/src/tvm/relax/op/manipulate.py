@@ -125,13 +125,13 @@ def _legalize_permute_dims(bb: Any, call: Call) -> Any:
 import numpy as _np  # noqa: E402
 
 
-@reshape.evaluate
+@reshape.evaluate(symbolic=True)
 def _eval_reshape(call: Call, x: Any, shape: Any) -> Any:
     from ._numpy import out_shape
 
     return _np.reshape(x, out_shape(call))
 
 
-@permute_dims.evaluate
+@permute_dims.evaluate(symbolic=True)
 def _eval_permute_dims(call: Call, x: Any) -> Any:
     return _np.transpose(x, call.attrs.axes)

@@ -463,15 +463,15 @@ def _eval_reshape_like(call: Call, x: Any, *rest: Any) -> Any:
 
 
 for _spec in (squeeze, expand_dims, flatten):
-    _spec.evaluate(_eval_reshape_like)
+    _spec.evaluate(_eval_reshape_like, symbolic=True)
 
 
-@broadcast_to.evaluate
+@broadcast_to.evaluate(symbolic=True)
 def _eval_broadcast_to(call: Call, x: Any, shape: Any) -> Any:
     return _np.broadcast_to(x, _out_shape(call))
 
 
-@concat.evaluate
+@concat.evaluate(symbolic=True)
 def _eval_concat(call: Call, tensors: tuple) -> Any:
     axis = call.attrs.axis
     if axis is None:
@@ -479,7 +479,7 @@ def _eval_concat(call: Call, tensors: tuple) -> Any:
     return _np.concatenate(tensors, axis=axis)
 
 
-@split.evaluate
+@split.evaluate(symbolic=True)
 def _eval_split(call: Call, x: Any) -> tuple:
     points = call.attrs.indices_or_sections
     points = [_int_value(v) for v in points] if isinstance(points, (list, tuple)) \

@@ -101,7 +101,7 @@ argmin = _declare("argmin", False)
 
 
 # -- numpy semantics --------------------------------------------------------------------------
-@where.evaluate
+@where.evaluate(symbolic=True)
 def _eval_where(call: Call, cond: Any, a: Any, b: Any) -> Any:
     import numpy as np
 

@@ -137,11 +137,14 @@ for _name, _fn in NUMPY_UNARY.items():
     globals()[_name].evaluate(_elementwise(_fn))
 
 
-@astype.evaluate
+@astype.evaluate(symbolic=True)
 def _eval_astype(call: Call, x: Any) -> Any:
     from tvm.ffi.dtype import to_numpy_dtype
 
-    return _np.asarray(x).astype(to_numpy_dtype(call.attrs.dtype))
+    x = _np.asarray(x)
+    if x.dtype == object and call.attrs.dtype.startswith(("int", "uint")):
+        return x  # symbolic shape values: an integer cast keeps them (they are in range)
+    return x.astype(to_numpy_dtype(call.attrs.dtype))
 
 
 @clip.evaluate

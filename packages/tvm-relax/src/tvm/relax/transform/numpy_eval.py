@@ -8,9 +8,10 @@ numbers, tuples as tuples) and checks the result against the call's StructInfo (
 static shape).  FoldConstant uses it as its fallback evaluator and frontends use it to fold
 shape computations while importing.
 
-Integer evaluators may also receive numpy *object* arrays whose entries are ints or symbolic
-``PrimExpr`` (a shape known up to symbolic dimensions); with ``symbolic=True`` such results
-are returned as object arrays (their dtype is not converted).
+Ops that declare ``@spec.evaluate(symbolic=True)`` (integer arithmetic, data movement) also
+evaluate numpy *object* arrays whose entries are ints or symbolic ``PrimExpr`` (a shape known
+up to symbolic dimensions); with ``symbolic=True`` the driver passes such arrays to them
+(and refuses them for the other ops) and returns object results as object arrays.
 """
 
 from __future__ import annotations
@@ -77,6 +78,12 @@ def _conform(value: Any, sinfo: Any, name: str, symbolic: bool) -> Any:
     return np.asarray(array, order="C")
 
 
+def _has_objects(value: Any) -> bool:
+    if isinstance(value, (tuple, list)):
+        return any(_has_objects(v) for v in value)
+    return isinstance(value, np.ndarray) and value.dtype == object
+
+
 def evaluate_with_numpy(call: Call, args: list[Any], symbolic: bool = False) -> Optional[Any]:
     """``call`` evaluated on ``args`` by its op's declared semantics (None if it has none).
 
@@ -85,6 +92,9 @@ def evaluate_with_numpy(call: Call, args: list[Any], symbolic: bool = False) -> 
     fn = get_numpy_evaluator(call.op)
     if fn is None:
         return None
+    if symbolic and not call.op.get_attr("FNumpyEvalSymbolic") and _has_objects(args):
+        raise NumpyEvalError(f"{call.op.name}: its numpy semantics do not compute on "
+                             "symbolic values")
     with np.errstate(all="ignore"):
         value = fn(call, *args)
     return _conform(value, call.struct_info, call.op.name, symbolic)
