@@ -223,3 +223,16 @@ def test_constant_nodes_fold_through_the_relax_ops_whatever_their_size():
     m = _model(nodes, [_vi("x", [1 << 17])], [_vi("y", None)], inits)
     main = from_onnx(m)["main"]
     assert _calls(main) == ["relax.add"]
+
+
+def test_tile_of_a_constant_folds_through_relax_tile():
+    c = np.arange(1 << 15, dtype=np.float32).reshape(2, -1)
+    nodes = [helper.make_node("Tile", ["c", "reps"], ["t"]),
+             helper.make_node("Add", ["x", "t"], ["y"])]
+    inits = [helper.make_tensor("c", TensorProto.FLOAT, c.shape, c.reshape(-1).tolist()),
+             _i64("reps", [3, 1])]
+    m = _model(nodes, [_vi("x", [6, 1 << 14])], [_vi("y", None)], inits)
+    main = from_onnx(m)["main"]
+    assert _calls(main) == ["relax.add"]
+    np.testing.assert_array_equal(main.body.blocks[0].bindings[0].value.args[1].data,
+                                  np.tile(c, [3, 1]))

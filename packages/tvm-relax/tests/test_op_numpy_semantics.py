@@ -95,6 +95,7 @@ def _case_table():
         "relax.flatten": lambda: op.flatten(c(normal(2, 3, 4))),
         "relax.broadcast_to": lambda: op.broadcast_to(c(normal(1, 4)), [3, 4]),
         "relax.permute_dims": lambda: op.permute_dims(c(normal(2, 3, 4)), [2, 0, 1]),
+        "relax.tile": lambda: op.tile(c(normal(2, 3)), [2, 1, 3]),
         "relax.concat": lambda: op.concat([c(normal(2, 3)), c(normal(1, 3))], axis=0),
         "relax.split": lambda: op.split(c(normal(6, 4)), [1, 4], axis=0),
         "relax.strided_slice": lambda: op.strided_slice(

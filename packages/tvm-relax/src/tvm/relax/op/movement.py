@@ -471,6 +471,11 @@ def _eval_broadcast_to(call: Call, x: Any, shape: Any) -> Any:
     return _np.broadcast_to(x, _out_shape(call))
 
 
+@tile.evaluate(symbolic=True)
+def _eval_tile(call: Call, x: Any) -> Any:
+    return _np.tile(x, [_int_value(r) for r in call.attrs.repeats])
+
+
 @concat.evaluate(symbolic=True)
 def _eval_concat(call: Call, tensors: tuple) -> Any:
     axis = call.attrs.axis
