@@ -166,3 +166,73 @@ def test_opset_override_selects_semantics():
 def test_from_onnx_rejects_other_types():
     with pytest.raises(TypeError, match="ModelProto"):
         from_onnx(42)
+
+
+def _calls(main):
+    return [b.value.op.name for blk in main.body.blocks for b in blk.bindings
+            if isinstance(b.value, relax.Call)]
+
+
+def test_symbolic_shape_arithmetic_folds_through_the_relax_ops():
+    """Shape -> Slice/Gather -> Div/Mul/Cast/Squeeze -> Concat -> Reshape: every node is
+    evaluated at import time by the Relax ops' own numpy semantics, symbolic dims included."""
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"]),
+        helper.make_node("Cast", ["s"], ["s32"], to=TensorProto.INT32),
+        helper.make_node("Cast", ["s32"], ["s64"], to=TensorProto.INT64),
+        helper.make_node("Slice", ["s64", "zero1", "one1"], ["b1"]),
+        helper.make_node("Gather", ["s64", "two"], ["w"], axis=0),
+        helper.make_node("Div", ["w", "two"], ["half"]),
+        helper.make_node("Unsqueeze", ["half", "zero1"], ["half1"]),
+        helper.make_node("Mul", ["half1", "four1"], ["hx4"]),
+        helper.make_node("Squeeze", ["hx4", "zero1"], ["hx4s"]),
+        helper.make_node("Unsqueeze", ["hx4s", "zero1"], ["hx4u"]),
+        helper.make_node("Concat", ["b1", "hx4u", "minus1"], ["target"], axis=0),
+        helper.make_node("Identity", ["target"], ["target2"]),
+        helper.make_node("Reshape", ["x", "target2"], ["y"]),
+    ]
+    inits = [_i64("zero1", [0]), _i64("one1", [1]), _i64("two", 2), _i64("four1", [4]),
+             _i64("minus1", [-1])]
+    m = _model(nodes, [_vi("x", ["batch", 3, 8])], [_vi("y", None)], inits)
+    main = from_onnx(m)["main"]
+    batch = _shape(main.params[0].struct_info)[0]
+    out = _shape(main.ret_struct_info)
+    assert out[0] is batch and out[1] == 16
+    assert _calls(main) == ["relax.reshape"]
+
+
+def test_a_shape_value_that_does_not_fold_is_computed_at_run_time():
+    """Equal on a symbolic dimension has no static value: the node is converted normally,
+    with the shape values materialised as a tensor."""
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"]),
+        helper.make_node("Equal", ["s", "ones"], ["eq"]),
+    ]
+    inits = [_i64("ones", [1, 1])]
+    m = _model(nodes, [_vi("x", ["batch", 1])], [_vi("eq", None)], inits)
+    main = from_onnx(m)["main"]
+    assert "relax.equal" in _calls(main)
+    assert main.ret_struct_info.dtype == "bool"
+
+
+def test_constant_nodes_fold_through_the_relax_ops_whatever_their_size():
+    big = np.arange(1 << 17, dtype=np.float32)  # above onnx.reference's folding limit
+    nodes = [helper.make_node("Mul", ["c", "c"], ["c2"]),
+             helper.make_node("Add", ["x", "c2"], ["y"])]
+    inits = [helper.make_tensor("c", TensorProto.FLOAT, big.shape, big.tolist())]
+    m = _model(nodes, [_vi("x", [1 << 17])], [_vi("y", None)], inits)
+    main = from_onnx(m)["main"]
+    assert _calls(main) == ["relax.add"]
+
+
+def test_tile_of_a_constant_folds_through_relax_tile():
+    c = np.arange(1 << 15, dtype=np.float32).reshape(2, -1)
+    nodes = [helper.make_node("Tile", ["c", "reps"], ["t"]),
+             helper.make_node("Add", ["x", "t"], ["y"])]
+    inits = [helper.make_tensor("c", TensorProto.FLOAT, c.shape, c.reshape(-1).tolist()),
+             _i64("reps", [3, 1])]
+    m = _model(nodes, [_vi("x", [6, 1 << 14])], [_vi("y", None)], inits)
+    main = from_onnx(m)["main"]
+    assert _calls(main) == ["relax.add"]
+    np.testing.assert_array_equal(main.body.blocks[0].bindings[0].value.args[1].data,
+                                  np.tile(c, [3, 1]))

@@ -5,13 +5,15 @@ import numpy as np
 import pytest
 from tvm.runtime import KernelError, ModuleLoadError, tensor
 from tvm.runtime.device_module import (
-    DEVICE_MODULE_VERSION, DeviceModule, DevicePtr, HostProgramError, evaluate,
+    DEVICE_MODULE_VERSION, DeviceModule, DevicePtr, HostProgramError,
     load_device_module_payload,
 )
+from tvm.runtime.int_expr import evaluate
 
 
-def c(v, dtype="int32"):
-    return ["const", dtype, v]
+def c(v):
+    """A literal of the run-time expression format (tvm.runtime.int_expr)."""
+    return v
 
 
 def var(name):
@@ -144,23 +146,26 @@ def test_workspaces_are_allocated_and_freed_around_their_use():
 @pytest.mark.parametrize("expr, expected", [
     (["div", c(-7), c(2)], -3), (["mod", c(-7), c(2)], -1),
     (["floordiv", c(-7), c(2)], -4), (["floormod", c(-7), c(2)], 1),
-    (["cast", "uint8", c(-1)], 255), (["cast", "int32", ["const", "float32", -2.7]], -2),
+    (["cast", "uint8", c(-1)], 255), (["cast", "int32", -2.7], -2),
     (["select", ["and", ["ge", c(3), c(3)], ["not", ["ne", c(1), c(1)]]], c(1), c(2)], 1),
     (["or", ["lt", c(2), c(1)], ["le", c(1), c(1)]], True),
     (["min", c(3), ["max", c(1), c(2)]], 2),
-    (["div", ["const", "float32", 1.0], ["const", "float32", 4.0]], 0.25),
+    (["div", 1.0, 4.0], 0.25),
 ])
 def test_expression_semantics_follow_tir(expr, expected):
     assert evaluate(expr, {}) == expected
 
 
 def test_malformed_programs_are_reported():
-    with pytest.raises(HostProgramError, match="unknown host-program expression"):
-        evaluate(["pow", c(1), c(2)], {})
-    with pytest.raises(HostProgramError, match="malformed host-program expression"):
-        evaluate(["var", "missing"], {})
+    def launch_over(extent):
+        return Recording(_payload(["launch", "k", [var("A"), var("n")], [extent, c(1)]]))
+
+    with pytest.raises(HostProgramError, match="unknown expression operator 'pow'"):
+        launch_over(["pow", c(1), c(2)])["f"](*_args())
+    with pytest.raises(HostProgramError, match="'missing', which is not bound"):
+        launch_over(var("missing"))["f"](*_args())
     with pytest.raises(KernelError, match="division by zero"):
-        evaluate(["floordiv", c(1), c(0)], {})
+        launch_over(["floordiv", c(1), c(0)])["f"](*_args())
     mod = Recording(_payload(["jump", 3]))
     with pytest.raises(HostProgramError, match="unknown host-program statement 'jump'"):
         mod["f"](*_args())
@@ -173,6 +178,9 @@ def test_payloads_are_validated():
         Recording({**good, "format": "other"})
     with pytest.raises(ModuleLoadError, match="version 99 is not supported"):
         Recording({**good, "version": 99})
+    with pytest.raises(ModuleLoadError, match="version 1 was written before host programs "
+                                              "took the shared expression format.*rebuild"):
+        Recording({**good, "version": 1})
     bad_kernel = {**KERNEL, "launch_params": ["warpIdx.x"]}
     with pytest.raises(ModuleLoadError, match=r"kernel 'k' launches over \['warpIdx.x'\]"):
         Recording(_payload(LAUNCH, kernels=[bad_kernel]))

@@ -17,7 +17,8 @@ from tvm.runtime.vm import (
     VMError,
     load_executable,
 )
-from tvm.runtime.vm.bytecode import compile_expr, format_expr, validate_function
+from tvm.runtime.int_expr import compile_expr, format_expr
+from tvm.runtime.vm.bytecode import validate_function
 
 
 def R(i):
@@ -26,8 +27,8 @@ def R(i):
 
 def shift_program(dims=None):
     """main(x: Tensor[(n,), f32]) -> x + 1 + 2 through two add_scalar calls (symbolic n)."""
-    n = ["h", 0]
-    nbytes = ["*", n, 4]
+    n = ["var", 0]
+    nbytes = ["mul", n, 4]
     code = [
         {"op": "check_tensor_info", "arg": R(0), "ndim": 1, "dtype": "float32",
          "ctx": "main: parameter x"},
@@ -83,7 +84,7 @@ def test_static_and_symbolic_dim_mismatch(kernel_module):
 def test_assert_symbolic_expression():
     code = [
         {"op": "match_shape", "arg": R(0), "dims": [["store", 0]], "ctx": "f: parameter a"},
-        {"op": "match_shape", "arg": R(1), "dims": [["assert", ["*", ["h", 0], 2]]],
+        {"op": "match_shape", "arg": R(1), "dims": [["assert", ["mul", ["var", 0], 2]]],
          "ctx": "f: parameter b"},
         {"op": "ret", "value": R(1)},
     ]
@@ -252,12 +253,12 @@ def test_pool_reuse_across_runs(shift_exe):
 
 
 @pytest.mark.parametrize("expr,heap,expected", [
-    (["+", ["h", 0], 3], [4], 7),
+    (["add", ["var", 0], 3], [4], 7),
     (["floordiv", -7, 2], [], -4),
-    (["truncdiv", -7, 2], [], -3),
-    (["truncmod", -7, 2], [], -1),
-    (["select", ["<", ["h", 0], 2], 10, 20], [1], 10),
-    (["max", ["h", 0], ["h", 1]], [3, 9], 9),
+    (["div", -7, 2], [], -3),
+    (["mod", -7, 2], [], -1),
+    (["select", ["lt", ["var", 0], 2], 10, 20], [1], 10),
+    (["max", ["var", 0], ["var", 1]], [3, 9], 9),
 ])
 def test_shape_expressions(expr, heap, expected):
     assert compile_expr(expr)(heap) == expected
@@ -266,13 +267,13 @@ def test_shape_expressions(expr, heap, expected):
 
 def test_dead_registers_release_memory_within_a_run(kernel_module):
     """Unplanned allocations reuse memory once nothing reads their register any more."""
-    n = ["h", 0]
+    n = ["var", 0]
     code = [{"op": "match_shape", "arg": R(0), "dims": [["store", 0]], "ctx": "x"}]
     src = 0
     for step in range(4):
         storage, tensor = 1 + 2 * step, 2 + 2 * step
         code += [
-            {"op": "alloc_storage", "dst": storage, "size": ["*", n, 4], "device": 0,
+            {"op": "alloc_storage", "dst": storage, "size": ["mul", n, 4], "device": 0,
              "scope": "global"},
             {"op": "alloc_tensor", "dst": tensor, "storage": R(storage), "offset": 0,
              "shape": ["shape", [n]], "dtype": "float32"},

@@ -52,8 +52,7 @@ def _payload():
                          {"name": "n", "kind": "scalar", "dtype": "int32"}],
               "launch_params": ["blockIdx.x", "threadIdx.x"]}
     body = ["launch", "add_k", [["var", "A"], ["var", "B"], ["var", "s"], n],
-            [["floordiv", ["add", n, ["const", "int32", 63]], ["const", "int32", 64]],
-             ["const", "int32", 64]]]
+            [["floordiv", ["add", n, 63], 64], 64]]
     return {"format": "fakegpu", "version": DEVICE_MODULE_VERSION, "target": "fakegpu",
             "kernels": [kernel],
             "functions": [{"name": "add_scalar", "params": [*tensor, scalar], "body": body}]}
@@ -61,10 +60,10 @@ def _payload():
 
 def _program():
     """main(x: (n,) f32) -> x + 1 + 2, through two kernel calls and a constant."""
-    n = ["h", 0]
+    n = ["var", 0]
 
     def alloc(dst):
-        return [{"op": "alloc_storage", "dst": dst, "size": ["*", n, 4], "device": 0,
+        return [{"op": "alloc_storage", "dst": dst, "size": ["mul", n, 4], "device": 0,
                  "scope": "global"},
                 {"op": "alloc_tensor", "dst": dst + 1, "storage": ["reg", dst], "offset": 0,
                  "shape": ["shape", [n]], "dtype": "float32"}]

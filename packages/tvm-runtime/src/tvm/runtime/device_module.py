@@ -1,7 +1,8 @@
 """Modules of GPU kernels: the host programs that check arguments and launch kernels.
 
 A GPU target (CUDA, OpenCL, Metal) compiles each function into device kernels plus a *host
-program* (``tvm.tir.codegen.host_program`` describes the format): JSON that binds the
+program* (``tvm.tir.codegen.host_program`` describes the format; its expressions are the
+run-time format of :mod:`tvm.runtime.int_expr`, shared with the VM): JSON that binds the
 tensors' shapes, checks them, allocates device workspaces and launches kernels with their
 grid and block sizes.  This module runs host programs with tvm-runtime alone, so the run
 side of every GPU target shares it; a target subclasses :class:`DeviceModule` and supplies
@@ -21,27 +22,29 @@ Arguments are checked before any launch, with messages in the wording of ``docs/
 from __future__ import annotations
 
 import json
-import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 from tvm.ffi.dtype import DTypeCode, parse_dtype, storage_bytes
 
 from .device import Device
 from .error import KernelError, ModuleLoadError
+from .int_expr import ExprError, cast_value, compile_expr, is_literal, validate_expr
 from .module import Module
 from .tensor import Tensor
 
 __all__ = [
-    "DeviceModule", "DevicePtr", "HostFunction", "HostProgramError", "evaluate",
+    "DeviceModule", "DevicePtr", "HostFunction", "HostProgramError",
     "save_device_module", "load_device_module_payload", "DEVICE_MODULE_VERSION",
     "LAUNCH_TAGS",
 ]
 
-DEVICE_MODULE_VERSION = 1
+DEVICE_MODULE_VERSION = 2
+#: device modules written before host programs took the shared expression format
+_OLD_EXPRESSION_VERSIONS = (1,)
 LAUNCH_TAGS = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y",
                "threadIdx.z")
 
@@ -56,92 +59,6 @@ class DevicePtr:
 
     handle: int
     offset: int = 0
-
-
-# --------------------------------------------------------------------------- expressions
-
-
-def _wrap_int(value: int, dtype: str) -> Any:
-    code, bits, _ = parse_dtype(dtype)
-    if code == DTypeCode.BOOL:
-        return bool(value)
-    if code == DTypeCode.UINT:
-        return int(value) & ((1 << bits) - 1)
-    if code == DTypeCode.INT:
-        v = int(value) & ((1 << bits) - 1)
-        return v - (1 << bits) if v >= 1 << (bits - 1) else v
-    return float(value)
-
-
-def _cast(value: Any, dtype: str) -> Any:
-    code = parse_dtype(dtype)[0]
-    if code in (DTypeCode.FLOAT, DTypeCode.BFLOAT):
-        return float(value)
-    if code == DTypeCode.BOOL:
-        return bool(value)
-    if isinstance(value, float):
-        value = math.trunc(value)
-    return _wrap_int(int(value), dtype)
-
-
-def _truncdiv(a: Any, b: Any) -> Any:
-    if isinstance(a, float) or isinstance(b, float):
-        return a / b
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b >= 0) else -q
-
-
-def _truncmod(a: Any, b: Any) -> Any:
-    if isinstance(a, float) or isinstance(b, float):
-        return math.fmod(a, b)
-    return a - b * _truncdiv(a, b)
-
-
-def _floordiv(a: Any, b: Any) -> Any:
-    if isinstance(a, float) or isinstance(b, float):
-        return math.floor(a / b)
-    return a // b
-
-
-_BINOPS: dict[str, Callable[[Any, Any], Any]] = {
-    "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
-    "div": _truncdiv, "mod": _truncmod, "floordiv": _floordiv,
-    "floormod": lambda a, b: a - b * _floordiv(a, b),
-    "min": min, "max": max, "eq": lambda a, b: a == b, "ne": lambda a, b: a != b,
-    "lt": lambda a, b: a < b, "le": lambda a, b: a <= b, "gt": lambda a, b: a > b,
-    "ge": lambda a, b: a >= b,
-}
-
-
-def evaluate(expr: Any, env: dict[str, Any]) -> Any:
-    """The value of a host-program expression under ``env`` (variable name -> value)."""
-    try:
-        op = expr[0]
-        if op == "const":
-            return _cast(expr[2], expr[1])
-        if op == "var":
-            return env[expr[1]]
-        if op in _BINOPS:
-            a = evaluate(expr[1], env)
-            b = evaluate(expr[2], env)
-            if op in ("div", "mod", "floordiv", "floormod") and b == 0:
-                raise KernelError(f"division by zero in a launch expression {expr!r}")
-            return _BINOPS[op](a, b)
-        if op == "and":
-            return bool(evaluate(expr[1], env)) and bool(evaluate(expr[2], env))
-        if op == "or":
-            return bool(evaluate(expr[1], env)) or bool(evaluate(expr[2], env))
-        if op == "not":
-            return not evaluate(expr[1], env)
-        if op == "select":
-            return evaluate(expr[2] if evaluate(expr[1], env) else expr[3], env)
-        if op == "cast":
-            return _cast(evaluate(expr[2], env), expr[1])
-    except KernelError:
-        raise
-    except (IndexError, TypeError, KeyError) as err:
-        raise HostProgramError(f"malformed host-program expression {expr!r}: {err}") from err
-    raise HostProgramError(f"unknown host-program expression {expr!r}")
 
 
 # --------------------------------------------------------------------------- host functions
@@ -178,6 +95,27 @@ class HostFunction:
         self.name: str = program["name"]
         self.params: list[dict[str, Any]] = list(program.get("params", []))
         self.module = module
+        self._compiled: dict[int, tuple[Any, Any]] = {}
+
+    def _eval(self, e: Any, env: dict[str, Any]) -> Any:
+        """The value of expression ``e`` (compiled once per expression of the program)."""
+        entry = self._compiled.get(id(e))
+        if entry is None or entry[0] is not e:
+            try:
+                validate_expr(e)
+            except ExprError as err:
+                raise HostProgramError(f"{self.name}: malformed host-program expression: "
+                                       f"{err}") from None
+            entry = (e, compile_expr(e))
+            self._compiled[id(e)] = entry
+        try:
+            return entry[1](env)
+        except ZeroDivisionError:
+            raise KernelError(f"{self.name}: division by zero in a launch expression "
+                              f"{e!r}") from None
+        except KeyError as err:
+            raise HostProgramError(f"{self.name}: host-program expression {e!r} uses "
+                                   f"{err.args[0]!r}, which is not bound") from None
 
     def __repr__(self) -> str:
         sig = ", ".join(p["name"] for p in self.params)
@@ -212,9 +150,9 @@ class HostFunction:
                                   f"{len(shape)}")
             for k, (given, want) in enumerate(zip(t.shape, shape)):
                 what = f"argument {name} has shape[{k}] = {given}"
-                if want[0] == "const":
-                    if given != want[2]:
-                        raise KernelError(f"{f}: {what}, expected {want[2]}")
+                if is_literal(want):
+                    if given != want:
+                        raise KernelError(f"{f}: {what}, expected {want}")
                 elif want[0] == "var" and want[1] not in env:
                     env[want[1]] = int(given)
                     origin[want[1]] = f"argument {name}"
@@ -226,7 +164,7 @@ class HostFunction:
                     deferred.append((want, given, what))
             env[p["data"]] = DevicePtr(t.data_ptr, t.byte_offset)
         for want, given, what in deferred:
-            expected = evaluate(want, env)
+            expected = self._eval(want, env)
             if expected != given:
                 raise KernelError(f"{f}: {what}, expected {expected}")
         if dev is None:
@@ -270,7 +208,7 @@ class HostFunction:
         if not isinstance(value, (int, bool)):
             raise TypeError(f"{self.name}: argument {p['name']} expects an integer ({dtype}), "
                             f"got {type(value).__name__}")
-        return _wrap_int(int(value), dtype)
+        return cast_value(int(value), dtype)
 
     # ------------------------------------------------------------------ running
     def __call__(self, *args: Any) -> None:
@@ -283,15 +221,15 @@ class HostFunction:
             for item in s[1]:
                 self._run(item, env, dev)
         elif kind == "let":
-            env[s[1]] = evaluate(s[2], env)
+            env[s[1]] = self._eval(s[2], env)
             self._run(s[3], env, dev)
         elif kind == "assert":
-            if not evaluate(s[1], env):
-                raise KernelError(_printf(s[2], [evaluate(a, env) for a in s[3]]))
+            if not self._eval(s[1], env):
+                raise KernelError(_printf(s[2], [self._eval(a, env) for a in s[3]]))
             self._run(s[4], env, dev)
         elif kind == "alloc":
             _, name, dtype, count, body = s
-            nbytes = max(1, int(evaluate(count, env)) * storage_bytes(dtype))
+            nbytes = max(1, int(self._eval(count, env)) * storage_bytes(dtype))
             api = dev.api
             handle = int(api.alloc(dev, nbytes, 64))
             try:
@@ -302,12 +240,12 @@ class HostFunction:
         elif kind == "launch":
             self._launch(s, env, dev)
         elif kind == "for":
-            lo = int(evaluate(s[2], env))
-            for i in range(lo, lo + int(evaluate(s[3], env))):
+            lo = int(self._eval(s[2], env))
+            for i in range(lo, lo + int(self._eval(s[3], env))):
                 env[s[1]] = i
                 self._run(s[4], env, dev)
         elif kind == "if":
-            if evaluate(s[1], env):
+            if self._eval(s[1], env):
                 self._run(s[2], env, dev)
             elif s[3] is not None:
                 self._run(s[3], env, dev)
@@ -319,8 +257,8 @@ class HostFunction:
         kernel = self.module.kernels.get(kname)
         if kernel is None:
             raise HostProgramError(f"{self.name}: launches unknown kernel {kname!r}")
-        args = [evaluate(a, env) for a in arg_exprs]
-        dims = {tag: int(evaluate(e, env)) for tag, e in zip(kernel["launch_params"],
+        args = [self._eval(a, env) for a in arg_exprs]
+        dims = {tag: int(self._eval(e, env)) for tag, e in zip(kernel["launch_params"],
                                                              extent_exprs)}
         grid = tuple(dims.get(f"blockIdx.{a}", 1) for a in "xyz")
         block = tuple(dims.get(f"threadIdx.{a}", 1) for a in "xyz")
@@ -395,6 +333,11 @@ def check_payload(payload: Any, fmt: str) -> None:
     if payload.get("format") != fmt:
         raise ModuleLoadError(f"expected a {fmt!r} device module, got format "
                               f"{payload.get('format')!r}")
+    if payload.get("version") in _OLD_EXPRESSION_VERSIONS:
+        raise ModuleLoadError(f"{fmt} module version {payload.get('version')!r} was written "
+                              "before host programs took the shared expression format "
+                              f"(this runtime reads version {DEVICE_MODULE_VERSION}); rebuild "
+                              "it with tvm.tir.build or relax.build")
     if payload.get("version") != DEVICE_MODULE_VERSION:
         raise ModuleLoadError(f"{fmt} module version {payload.get('version')!r} is not "
                               f"supported (this runtime reads version {DEVICE_MODULE_VERSION})")

@@ -4,6 +4,9 @@ An operator is a :class:`tvm.ir.Op` (``Op.get("relax.add")``) with attributes:
 
 * ``"FInferStructInfo"``: ``(call, block_builder) -> StructInfo``;
 * ``"FLegalize"``: ``(block_builder, call) -> Expr`` lowering it to TIR (filled by LegalizeOps);
+* ``"FNumpyEval"``: ``(call, *values) -> value``, its reference semantics on numpy values
+  (FoldConstant's fallback and the import-time folding of frontends, see
+  :mod:`tvm.relax.transform.numpy_eval`);
 * ``"FPurity"``: whether it has no visible side effects (default True);
 * ``"attrs_type"``: the :class:`Attrs` class of its attributes (or None);
 * ``"arg_names"``: names of its inputs (used in error messages and by the printer/parser).
@@ -21,8 +24,11 @@ module reads as one table::
         data = arg_tensor(call, 0)
         ...
 
-    @softmax.legalize            # (in the legalization module, later)
+    @softmax.legalize
     def _legalize_softmax(bb, call): ...
+
+    @softmax.evaluate            # the same semantics on numpy values
+    def _eval_softmax(call, x): ...
 
 Inference helpers (:func:`arg_tensor`, :func:`arg_sinfo`, :func:`op_error`) raise
 :class:`~tvm.relax.StructInfoError` naming the op, the argument and what was expected.
@@ -135,6 +141,25 @@ class OpSpec:
         self.op.set_attr("FLegalize", fn)
         return fn
 
+    def evaluate(self, fn: Optional[Callable[..., Any]] = None, *,
+                 symbolic: bool = False) -> Any:
+        """Decorator (``@spec.evaluate`` or ``@spec.evaluate(symbolic=True)``): set
+        ``fn(call, *values)`` as the op's numpy semantics.
+
+        ``values`` are the arguments as numpy values (tensors as arrays, shapes as tuples of
+        ints, scalars as numbers, tuples as tuples); the result must have the call's
+        StructInfo (dtype and static shape), which the driver checks.  ``symbolic``: ``fn``
+        also computes on object arrays of ints and symbolic ``PrimExpr`` (shape values
+        known up to symbolic dimensions) without deciding anything about them.
+        """
+
+        def wrap(f: Callable[..., Any]) -> Callable[..., Any]:
+            self.op.set_attr("FNumpyEval", f)
+            self.op.set_attr("FNumpyEvalSymbolic", bool(symbolic))
+            return f
+
+        return wrap if fn is None else wrap(fn)
+
     def set_attr(self, key: str, value: Any) -> OpSpec:
         self.op.set_attr(key, value)
         return self
@@ -151,13 +176,15 @@ def register_op(
     infer: Optional[InferFn] = None,
     purity: bool = True,
     legalize: Optional[Callable[[Any, Call], Any]] = None,
+    evaluate: Optional[Callable[..., Any]] = None,
     **extra: Any,
 ) -> Callable[[Callable[..., Any]], OpSpec]:
     """Declare operator ``name`` with its Python constructor (the decorated function).
 
     ``inputs`` names the Relax arguments (``None``: any number, checked by ``infer``;
     default: the constructor's positional parameters without defaults); ``attrs`` is its Attrs class; ``infer`` and ``legalize``
-    may also be attached later with ``@spec.infer`` / ``@spec.legalize``; ``extra`` sets
+    and ``evaluate`` (numpy semantics) may also be attached later with ``@spec.infer`` /
+    ``@spec.legalize`` / ``@spec.evaluate``; ``extra`` sets
     further op attributes.
     """
 
@@ -177,6 +204,8 @@ def register_op(
             spec.infer(infer)
         if legalize is not None:
             spec.legalize(legalize)
+        if evaluate is not None:
+            spec.evaluate(evaluate)
         for key, value in extra.items():
             spec.set_attr(key, value)
         _SPECS[name] = spec

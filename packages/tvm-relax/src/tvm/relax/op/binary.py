@@ -68,3 +68,47 @@ from ._lower import binary_legalizer as _binary_legalizer  # noqa: E402
 
 for _name in BINARY_OPS:
     globals()[_name].legalize(_binary_legalizer(_name))
+
+
+# -- numpy semantics (integer ops also run on object arrays of symbolic shape values) ----------
+import numpy as _np  # noqa: E402
+
+from ._numpy import elementwise as _elementwise  # noqa: E402
+
+
+def _divide(a: Any, b: Any) -> Any:
+    """True division for floats, truncating division for integers (TIR's Div)."""
+    if a.dtype == object or b.dtype == object:
+        return _np.vectorize(_truncdiv, otypes=[object])(a, b)
+    if _np.issubdtype(_np.result_type(a, b), _np.integer):
+        q = _np.abs(a) // _np.abs(b)
+        return _np.where((a < 0) ^ (b < 0), -q, q)
+    return _np.true_divide(a, b)
+
+
+def _truncdiv(a: Any, b: Any) -> Any:
+    from tvm.tir.expr import PrimExpr
+
+    if isinstance(a, PrimExpr) or isinstance(b, PrimExpr):
+        from tvm.tir import op as tir_op
+
+        return tir_op.truncdiv(a, b)
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+NUMPY_BINARY = {
+    "add": _np.add, "subtract": _np.subtract, "multiply": _np.multiply, "divide": _divide,
+    "floor_divide": _np.floor_divide, "mod": _np.fmod, "floor_mod": _np.mod,
+    "power": _np.power, "maximum": _np.maximum, "minimum": _np.minimum, "equal": _np.equal,
+    "not_equal": _np.not_equal, "less": _np.less, "less_equal": _np.less_equal,
+    "greater": _np.greater, "greater_equal": _np.greater_equal,
+    "logical_and": _np.logical_and, "logical_or": _np.logical_or,
+    "logical_xor": _np.logical_xor, "bitwise_and": _np.bitwise_and,
+    "bitwise_or": _np.bitwise_or, "bitwise_xor": _np.bitwise_xor,
+    "left_shift": _np.left_shift, "right_shift": _np.right_shift,
+}
+#: the ones that also compute on symbolic shape values (PrimExpr arithmetic)
+SYMBOLIC_BINARY = ("add", "subtract", "multiply", "divide", "floor_divide")
+for _name, _fn in NUMPY_BINARY.items():
+    globals()[_name].evaluate(_elementwise(_fn), symbolic=_name in SYMBOLIC_BINARY)

@@ -475,3 +475,30 @@ def _legalize_one_hot(bb: Any, call: Call) -> Expr:
     depth = call.struct_info.shape_values[call.attrs.axis % ndim]
     return te_call(bb, call, transform.one_hot, call.args[0], call.args[2], depth,
                    call.attrs.axis % ndim)
+
+
+# -- numpy semantics (these also run on object arrays of symbolic shape values) ---------------
+import numpy as _np  # noqa: E402
+
+from ._numpy import int_value as _int_value  # noqa: E402
+
+
+@strided_slice.evaluate(symbolic=True)
+def _eval_strided_slice(call: Call, x: Any, *rest: Any) -> Any:
+    a = call.attrs
+    index = [slice(None)] * x.ndim
+    strides = a.strides or [1] * len(a.axes)
+    for axis, begin, end, stride in zip(a.axes, a.begin, a.end, strides):
+        index[int(axis)] = slice(_int_value(begin), _int_value(end), _int_value(stride))
+    return x[tuple(index)]
+
+
+@take.evaluate(symbolic=True)
+def _eval_take(call: Call, x: Any, indices: Any) -> Any:
+    axis, mode = call.attrs.axis, call.attrs.mode
+    idx = _np.asarray(indices).astype(_np.int64)
+    if axis is None:
+        x, axis = _np.ravel(x), 0
+    if mode == "fast":  # negative indices count from the end
+        idx = _np.where(idx < 0, idx + x.shape[axis], idx)
+    return _np.take(x, idx, axis=axis, mode="wrap" if mode == "wrap" else "clip")

@@ -163,3 +163,12 @@ def _legalize_einsum(bb: Any, call: Call) -> Any:
     fields = tup.fields if isinstance(tup, Tuple) else [
         bb.normalize_argument(TupleGetItem(tup, i)) for i in range(len(tup.struct_info.fields))]
     return te_call(bb, call, lambda *ts: linalg.einsum(call.attrs.subscripts, *ts), *fields)
+
+
+# -- numpy semantics --------------------------------------------------------------------------
+@matmul.evaluate
+def _eval_matmul(call: Call, a: Any, b: Any) -> Any:
+    from tvm.ffi.dtype import to_numpy_dtype
+
+    dtype = to_numpy_dtype(call.struct_info.dtype)
+    return a.astype(dtype) @ b.astype(dtype)

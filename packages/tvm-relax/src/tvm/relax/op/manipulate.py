@@ -119,3 +119,19 @@ def _legalize_permute_dims(bb: Any, call: Call) -> Any:
     axes = call.attrs.axes
     axes = list(reversed(range(ndim))) if axes is None else [a % ndim for a in axes]
     return te_call(bb, call, transform.permute_dims, call.args[0], axes)
+
+
+# -- numpy semantics (these also run on object arrays of symbolic shape values) ---------------
+import numpy as _np  # noqa: E402
+
+
+@reshape.evaluate(symbolic=True)
+def _eval_reshape(call: Call, x: Any, shape: Any) -> Any:
+    from ._numpy import out_shape
+
+    return _np.reshape(x, out_shape(call))
+
+
+@permute_dims.evaluate(symbolic=True)
+def _eval_permute_dims(call: Call, x: Any) -> Any:
+    return _np.transpose(x, call.attrs.axes)

@@ -450,3 +450,43 @@ def _legalize_split(bb: Any, call: Call) -> Expr:
     axis = call.attrs.axis % x.ndim
     bounds = _split_bounds(call, x.shape_values[axis], bb)
     return te_call(bb, call, transform.split, call.args[0], bounds, axis)
+
+
+# -- numpy semantics (these also run on object arrays of symbolic shape values) ---------------
+import numpy as _np  # noqa: E402
+
+from ._numpy import int_value as _int_value, out_shape as _out_shape  # noqa: E402
+
+
+def _eval_reshape_like(call: Call, x: Any, *rest: Any) -> Any:
+    return _np.reshape(x, _out_shape(call))
+
+
+for _spec in (squeeze, expand_dims, flatten):
+    _spec.evaluate(_eval_reshape_like, symbolic=True)
+
+
+@broadcast_to.evaluate(symbolic=True)
+def _eval_broadcast_to(call: Call, x: Any, shape: Any) -> Any:
+    return _np.broadcast_to(x, _out_shape(call))
+
+
+@tile.evaluate(symbolic=True)
+def _eval_tile(call: Call, x: Any) -> Any:
+    return _np.tile(x, [_int_value(r) for r in call.attrs.repeats])
+
+
+@concat.evaluate(symbolic=True)
+def _eval_concat(call: Call, tensors: tuple) -> Any:
+    axis = call.attrs.axis
+    if axis is None:
+        return _np.concatenate([_np.ravel(t) for t in tensors])
+    return _np.concatenate(tensors, axis=axis)
+
+
+@split.evaluate(symbolic=True)
+def _eval_split(call: Call, x: Any) -> tuple:
+    points = call.attrs.indices_or_sections
+    points = [_int_value(v) for v in points] if isinstance(points, (list, tuple)) \
+        else _int_value(points)
+    return tuple(_np.split(x, points, axis=call.attrs.axis))

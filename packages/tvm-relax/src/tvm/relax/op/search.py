@@ -98,3 +98,11 @@ def _declare(name: str, largest: bool) -> Any:
 
 argmax = _declare("argmax", True)
 argmin = _declare("argmin", False)
+
+
+# -- numpy semantics --------------------------------------------------------------------------
+@where.evaluate(symbolic=True)
+def _eval_where(call: Call, cond: Any, a: Any, b: Any) -> Any:
+    import numpy as np
+
+    return np.where(np.asarray(cond), a, b)

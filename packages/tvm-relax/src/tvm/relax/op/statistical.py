@@ -89,8 +89,16 @@ def _declare(name: str, doc: str, require_float: bool = False) -> Any:
         fn = getattr(reduction, name)
         return te_call(bb, call, fn, call.args[0], axes, keep)
 
+    def evaluate(call: Call, x: Any) -> Any:
+        import numpy as np
+
+        fn = {"variance": np.var}.get(name) or getattr(np, name)
+        axis = call.attrs.axis
+        axis = None if axis is None else tuple(int(a) for a in axis)
+        return fn(x, axis=axis, keepdims=bool(call.attrs.keepdims))
+
     return register_op(op_name, inputs=("x",), attrs=StatisticalAttrs, infer=infer,
-                       legalize=legalize, op_pattern="reduce")(builder)
+                       legalize=legalize, evaluate=evaluate, op_pattern="reduce")(builder)
 
 
 sum = _declare("sum", "Sum")  # noqa: A001

@@ -117,6 +117,47 @@ for _name in UNARY_OPS:
     globals()[_name].legalize(_unary_legalizer(_name))
 
 
+# -- numpy semantics --------------------------------------------------------------------------
+import numpy as _np  # noqa: E402
+
+from ._numpy import elementwise as _elementwise, erf as _erf  # noqa: E402
+
+NUMPY_UNARY = {
+    "abs": _np.abs, "negative": _np.negative, "sign": _np.sign, "square": _np.square,
+    "exp": _np.exp, "log": _np.log, "sqrt": _np.sqrt, "rsqrt": lambda x: 1 / _np.sqrt(x),
+    "sin": _np.sin, "cos": _np.cos, "tan": _np.tan, "tanh": _np.tanh, "asin": _np.arcsin,
+    "acos": _np.arccos, "atan": _np.arctan, "sinh": _np.sinh, "cosh": _np.cosh,
+    "asinh": _np.arcsinh, "acosh": _np.arccosh, "atanh": _np.arctanh,
+    "sigmoid": lambda x: 1 / (1 + _np.exp(-x)), "erf": _erf,
+    "floor": _np.floor, "ceil": _np.ceil, "round": _np.round, "trunc": _np.trunc,
+    "bitwise_not": _np.invert, "logical_not": _np.logical_not, "isnan": _np.isnan,
+    "isinf": _np.isinf, "isfinite": _np.isfinite,
+}
+for _name, _fn in NUMPY_UNARY.items():
+    globals()[_name].evaluate(_elementwise(_fn))
+
+
+@astype.evaluate(symbolic=True)
+def _eval_astype(call: Call, x: Any) -> Any:
+    from tvm.tir.transform.low_precision_codec import cast_array
+
+    x = _np.asarray(x)
+    if x.dtype == object and call.attrs.dtype.startswith(("int", "uint")):
+        return x  # symbolic shape values: an integer cast keeps them (they are in range)
+    return cast_array(x, call.attrs.dtype)  # the conversions compiled code does
+
+
+@clip.evaluate
+def _eval_clip(call: Call, x: Any) -> Any:
+    lo, hi = call.attrs.min, call.attrs.max
+    out = _np.asarray(x)
+    if lo is not None:
+        out = _np.maximum(out, lo).astype(out.dtype)
+    if hi is not None:
+        out = _np.minimum(out, hi).astype(out.dtype)
+    return out
+
+
 @astype.legalize
 def _legalize_astype(bb: Any, call: Call) -> Any:
     from ..topi import elemwise

@@ -19,7 +19,8 @@ function result                                        ``ret``
 =====================================================  ==========================================
 
 Symbolic variables get shape-heap slots where ``match_shape`` stores them; shape expressions
-(allocation sizes, shapes, scalar arguments) become VM expressions over those slots.
+(allocation sizes, shapes, scalar arguments) become expressions in the run-time format of
+``tvm.runtime.int_expr`` over those slots (written by ``tvm.tir.codegen.int_expr``).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from tvm.ir.base import GlobalVar
 from tvm.ir.module import IRModule
 from tvm.ir.op import Op
 from tvm.tir import expr as tir
+from tvm.tir.codegen.int_expr import to_int_expr
 from tvm.tir.function import PrimFunc
 
 from ..errors import RelaxError
@@ -55,13 +57,6 @@ from ..expr import (
 PLAN_ATTR = "relax.memory_plan"
 
 __all__ = ["codegen", "CodegenResult"]
-
-_BINARY = {
-    tir.Add: "+", tir.Sub: "-", tir.Mul: "*", tir.FloorDiv: "floordiv", tir.FloorMod: "floormod",
-    tir.Div: "truncdiv", tir.Mod: "truncmod", tir.Min: "min", tir.Max: "max", tir.EQ: "==",
-    tir.NE: "!=", tir.LT: "<", tir.LE: "<=", tir.GT: ">", tir.GE: ">=", tir.And: "and",
-    tir.Or: "or",
-}
 
 _CHECKS = {
     "vm.builtin.check_tensor_info", "vm.builtin.check_shape_info", "vm.builtin.check_prim_value",
@@ -199,29 +194,20 @@ class _FunctionCodegen:
         raise self.err(f"cannot use a {type(e).__name__} as an operand")
 
     def prim(self, e: Any) -> Any:
-        """A VM shape expression for a PrimExpr over bound symbolic variables."""
-        if isinstance(e, tir.IntImm):
-            return int(e.value)
-        if isinstance(e, tir.Var):
-            slot = self.slots.get(id(e))
-            if slot is None:
-                raise self.err(
-                    f"symbolic variable {e.name!r} is used before a match_shape defines it "
-                    "(run relax.transform.VMShapeLower; every symbolic variable must appear "
-                    "in a parameter's or match_cast's shape)"
-                )
-            return ["h", slot]
-        if isinstance(e, tir.Cast):
-            return self.prim(e.value)
-        op = _BINARY.get(type(e))
-        if op is not None:
-            return [op, self.prim(e.a), self.prim(e.b)]
-        if isinstance(e, tir.Not):
-            return ["not", self.prim(e.a)]
-        if isinstance(e, tir.Select):
-            return ["select", self.prim(e.condition), self.prim(e.true_value),
-                    self.prim(e.false_value)]
-        raise self.err(f"cannot evaluate the shape expression {e} ({type(e).__name__}) in the VM")
+        """A VM expression (:mod:`tvm.runtime.int_expr`, variables are heap slots) for a
+        PrimExpr over bound symbolic variables."""
+        return to_int_expr(e, self.heap_key, lambda what: self.err(
+            f"cannot evaluate the shape expression {e} in the VM: it {what}"))
+
+    def heap_key(self, var: tir.Var) -> int:
+        slot = self.slots.get(id(var))
+        if slot is None:
+            raise self.err(
+                f"symbolic variable {var.name!r} is used before a match_shape defines it "
+                "(run relax.transform.VMShapeLower; every symbolic variable must appear "
+                "in a parameter's or match_cast's shape)"
+            )
+        return slot
 
     def slot(self, var: tir.Var) -> int:
         slot = self.slots.get(id(var))

@@ -21,24 +21,24 @@ of parameters) and ``match_prim_value`` (bind a symbolic variable from a scalar)
 
 Operands: ``["reg", i]``, ``["const", i]`` (constant pool), ``["imm", v]`` (int, float, bool
 or None), ``["str", s]``, ``["dtype", s]``, ``["func", name]``, ``["expr", e]`` (a symbolic
-int64 expression) and ``["shape", [e, ...]]``.  An expression ``e`` is an int, ``["h", slot]``
-(a heap slot) or ``[op, e, ...]`` with ``op`` one of :data:`EXPR_OPS`.
+expression) and ``["shape", [e, ...]]``.  Expressions are the run-time format of
+:mod:`tvm.runtime.int_expr` (shared with GPU host programs) whose variables are heap slots:
+``["var", slot]``, e.g. ``["mul", ["var", 0], 4]``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
+
+from ..int_expr import ExprError, format_expr, validate_expr
 
 __all__ = [
     "OPCODES",
     "OPERAND_KINDS",
-    "EXPR_OPS",
     "BytecodeError",
     "validate_function",
-    "compile_expr",
-    "expr_is_const",
-    "format_expr",
+    "heap_var",
     "format_operand",
     "format_instruction",
     "format_function",
@@ -68,111 +68,17 @@ OPCODES: dict[str, tuple[str, ...]] = {
 
 OPERAND_KINDS = ("reg", "const", "imm", "str", "dtype", "func", "expr", "shape")
 
-#: expression operator -> (arity, Python template)
-EXPR_OPS: dict[str, tuple[int, str]] = {
-    "+": (2, "({0} + {1})"),
-    "-": (2, "({0} - {1})"),
-    "*": (2, "({0} * {1})"),
-    "floordiv": (2, "({0} // {1})"),
-    "floormod": (2, "({0} % {1})"),
-    "truncdiv": (2, "_tdiv({0}, {1})"),
-    "truncmod": (2, "_tmod({0}, {1})"),
-    "min": (2, "min({0}, {1})"),
-    "max": (2, "max({0}, {1})"),
-    "==": (2, "int({0} == {1})"),
-    "!=": (2, "int({0} != {1})"),
-    "<": (2, "int({0} < {1})"),
-    "<=": (2, "int({0} <= {1})"),
-    ">": (2, "int({0} > {1})"),
-    ">=": (2, "int({0} >= {1})"),
-    "and": (2, "int(bool({0}) and bool({1}))"),
-    "or": (2, "int(bool({0}) or bool({1}))"),
-    "not": (1, "int(not {0})"),
-    "neg": (1, "(-{0})"),
-    "select": (3, "({1} if {0} else {2})"),
-}
-
-_INFIX = {"+": "+", "-": "-", "*": "*", "floordiv": "//", "floormod": "%", "==": "==",
-          "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">=", "and": "&&", "or": "||"}
-
-
-def _tdiv(a: int, b: int) -> int:
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b >= 0) else -q
-
-
-def _tmod(a: int, b: int) -> int:
-    return a - _tdiv(a, b) * b
-
-
-# ---------------------------------------------------------------------------- expressions
+def heap_var(slot: int) -> list:
+    """The expression reading heap slot ``slot``."""
+    return ["var", slot]
 
 
 def _check_expr(e: Any, heap_size: int, where: str) -> None:
-    if isinstance(e, bool) or not isinstance(e, (int, list)):
-        raise BytecodeError(f"{where}: bad shape expression {e!r}")
-    if isinstance(e, int):
-        return
-    if not e or not isinstance(e[0], str):
-        raise BytecodeError(f"{where}: bad shape expression {e!r}")
-    if e[0] == "h":
-        if len(e) != 2 or isinstance(e[1], bool) or not isinstance(e[1], int) or not (
-            0 <= e[1] < heap_size
-        ):
-            raise BytecodeError(
-                f"{where}: heap slot {e[1:]!r} is out of range (the heap has {heap_size} slots)"
-            )
-        return
-    spec = EXPR_OPS.get(e[0])
-    if spec is None:
-        raise BytecodeError(f"{where}: unknown expression operator {e[0]!r}")
-    if len(e) - 1 != spec[0]:
-        raise BytecodeError(f"{where}: {e[0]!r} takes {spec[0]} operand(s), got {len(e) - 1}")
-    for sub in e[1:]:
-        _check_expr(sub, heap_size, where)
-
-
-def expr_is_const(e: Any) -> bool:
-    """Whether expression ``e`` is a plain integer."""
-    return isinstance(e, int) and not isinstance(e, bool)
-
-
-def _expr_source(e: Any) -> str:
-    if isinstance(e, int):
-        return str(int(e))
-    if e[0] == "h":
-        return f"heap[{int(e[1])}]"
-    return EXPR_OPS[e[0]][1].format(*(_expr_source(s) for s in e[1:]))
-
-
-def compile_expr(e: Any) -> Callable[[list], int]:
-    """``heap -> int`` evaluating a (validated) expression."""
-    if isinstance(e, int):
-        value = int(e)
-        return lambda heap: value
-    if e[0] == "h":
-        slot = int(e[1])
-        return lambda heap: heap[slot]
-    code = compile(f"lambda heap: {_expr_source(e)}", "<vm shape expression>", "eval")
-    return eval(code, {"_tdiv": _tdiv, "_tmod": _tmod, "min": min, "max": max,  # noqa: S307
-                       "int": int, "bool": bool, "__builtins__": {}})
-
-
-def format_expr(e: Any, heap_names: Sequence[str] = ()) -> str:
-    """``n * 4`` (slots print as their variable names when known)."""
-    if isinstance(e, int):
-        return str(e)
-    if e[0] == "h":
-        slot = e[1]
-        return heap_names[slot] if slot < len(heap_names) else f"h{slot}"
-    args = [format_expr(s, heap_names) for s in e[1:]]
-    if e[0] in _INFIX:
-        return f"({args[0]} {_INFIX[e[0]]} {args[1]})"
-    if e[0] == "neg":
-        return f"(-{args[0]})"
-    if e[0] == "not":
-        return f"!{args[0]}"
-    return f"{e[0]}({', '.join(args)})"
+    try:
+        validate_expr(e, lambda k: isinstance(k, int) and 0 <= k < heap_size,
+                      f"heap slot (the heap has {heap_size} slots)")
+    except ExprError as err:
+        raise BytecodeError(f"{where}: {err}") from None
 
 
 # ---------------------------------------------------------------------------- validation
@@ -266,7 +172,7 @@ def _check_dim_pattern(d: Any, fn: dict, where: str) -> None:
     if d[0] == "imm":
         _check_expr(d[1], 0, where)
     elif d[0] == "store":
-        _check_expr(["h", d[1]], fn["heap_size"], where)
+        _check_expr(heap_var(d[1]), fn["heap_size"], where)
     elif d[0] == "assert":
         _check_expr(d[1], fn["heap_size"], where)
 
@@ -301,7 +207,7 @@ def _format_dim(d: list, heap_names: Sequence[str]) -> str:
     if d[0] == "imm":
         return str(d[1])
     if d[0] == "store":
-        return f"let {format_expr(['h', d[1]], heap_names)}"
+        return f"let {format_expr(heap_var(d[1]), heap_names)}"
     if d[0] == "assert":
         return format_expr(d[1], heap_names)
     return "_"

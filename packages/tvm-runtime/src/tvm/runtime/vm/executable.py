@@ -19,7 +19,9 @@ module (host programs plus kernel source, :mod:`tvm.runtime.device_module`): its
 file travels inside the blob, after the constants, described by the JSON's
 ``kernel_module`` entry (``format`` = the module's file suffix such as ``clmod``, ``offset``,
 ``nbytes``, ``device_type``), and the shared-library part is empty; such a program has
-version 2.  No pickle: a file is read without running its code (except the kernels
+version 4, the others version 3 (versions 1 and 2, from before the bytecode's expressions
+took the shared format of :mod:`tvm.runtime.int_expr`, are refused with a message to
+rebuild).  No pickle: a file is read without running its code (except the kernels
 themselves, which the shared library is).
 """
 
@@ -52,10 +54,12 @@ __all__ = [
 
 PROGRAM_MAGIC = b"TVMVMPRG"
 TRAILER_MAGIC = b"TVMVMEX1"
-PROGRAM_VERSION = 1
+PROGRAM_VERSION = 3
 #: the version of programs that carry an embedded kernel module (readers accept both)
-PROGRAM_VERSION_EMBEDDED = 2
+PROGRAM_VERSION_EMBEDDED = 4
 _READABLE_VERSIONS = (PROGRAM_VERSION, PROGRAM_VERSION_EMBEDDED)
+#: versions written before expressions took the shared run-time format (tvm.runtime.int_expr)
+_OLD_EXPRESSION_VERSIONS = (1, 2)
 _SHARED_LIBRARY_SUFFIXES = ("so", "dylib", "dll")
 _TRAILER = struct.Struct("<Q8s")
 _HEADER = struct.Struct("<8sII")
@@ -201,6 +205,13 @@ class Executable(Module):
         magic, version, n = _HEADER.unpack_from(blob)
         if magic != PROGRAM_MAGIC:
             raise ModuleLoadError(f"{origin}: not a VM program (bad magic {magic!r})")
+        if version in _OLD_EXPRESSION_VERSIONS:
+            raise ModuleLoadError(
+                f"{origin}: VM program version {version} was written by an older tvm-runtime "
+                "whose shape expressions had their own format (this runtime reads versions "
+                f"{', '.join(map(str, _READABLE_VERSIONS))}, with tvm.runtime.int_expr "
+                "expressions); rebuild the executable with relax.build"
+            )
         if version not in _READABLE_VERSIONS:
             raise ModuleLoadError(
                 f"{origin}: VM program version {version}; this runtime reads versions "

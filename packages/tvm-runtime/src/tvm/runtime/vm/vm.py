@@ -35,7 +35,8 @@ from ..packed_func import PackedCFunc
 from ..tensor import Tensor, from_dlpack
 from ..tensor import tensor as _make_tensor
 from .builtins import ShapeTuple, get_builtin
-from .bytecode import compile_expr, format_instruction
+from ..int_expr import compile_expr, format_expr
+from .bytecode import format_instruction, heap_var
 from .executable import Executable
 from .memory import StoragePool
 from .profiler import BenchmarkResult, ProfileReport, ProfileRow
@@ -545,12 +546,10 @@ def _check_tensor_info(get: Callable, ins: dict, nxt: int) -> Callable:
 
 
 def _dim_text(d: list, heap_names: Sequence[str]) -> str:
-    from .bytecode import format_expr
-
     if d[0] == "imm":
         return str(d[1])
     if d[0] == "store":
-        return format_expr(["h", d[1]], heap_names)
+        return format_expr(heap_var(d[1]), heap_names)
     if d[0] == "assert":
         return format_expr(d[1], heap_names)
     return "_"

@@ -9,12 +9,12 @@ shares it, like TVM's launch-parameter config)::
      "params": [{"name": "A", "kind": "tensor", "dtype": "float32",
                  "shape": [["var", "n"]], "data": "A"}, ...],
      "body": ["launch", "add_kernel", [["var", "A"], ["var", "B"], ["var", "n"]],
-              [["floordiv", ["add", ["var", "n"], ["const", "int32", 127]],
-                ["const", "int32", 128]], ["const", "int32", 128]]]}
+              [["floordiv", ["add", ["var", "n"], 127], 128], 128]]}
 
-Expressions are lists ``[op, ...]``: ``["const", dtype, value]``, ``["var", name]``,
-``[binop, a, b]`` (add sub mul div mod floordiv floormod min max eq ne lt le gt ge and or),
-``["not", a]``, ``["select", c, t, f]``, ``["cast", dtype, a]``.  Statements:
+Expressions are the run-time format of :mod:`tvm.runtime.int_expr` (shared with the VM's
+bytecode, written by :func:`tvm.tir.codegen.int_expr.to_int_expr`) with named variables:
+``["var", name]``, literals, ``["add", a, b]``, ``["select", c, t, f]``, ``["cast", dtype,
+a]``, ...  Statements:
 ``["seq", [...]]``, ``["let", name, value, body]``, ``["assert", cond, message, [args],
 body]``, ``["alloc", name, dtype, count, body]`` (device workspace of ``count`` elements),
 ``["launch", kernel, [args], [extents]]`` (one extent per launch tag of the kernel),
@@ -36,18 +36,12 @@ from ..stmt import (
     SeqStmt, Stmt,
 )
 from .c_types import CodegenError
+from .int_expr import to_int_expr
 
 __all__ = ["host_program", "HOST_PROGRAM_VERSION"]
 
-HOST_PROGRAM_VERSION = 1
-
-_BINOPS = {
-    E.Add: "add", E.Sub: "sub", E.Mul: "mul", E.Div: "div", E.Mod: "mod",
-    E.FloorDiv: "floordiv", E.FloorMod: "floormod", E.Min: "min", E.Max: "max",
-    E.EQ: "eq", E.NE: "ne", E.LT: "lt", E.LE: "le", E.GT: "gt", E.GE: "ge",
-    E.And: "and", E.Or: "or",
-}
-
+#: 2: expressions in the shared run-time format (version 1 had its own)
+HOST_PROGRAM_VERSION = 2
 
 class _Writer:
     def __init__(self, fname: str, kernels: dict[str, dict]) -> None:
@@ -73,33 +67,13 @@ class _Writer:
                             "only checks arguments, allocates workspaces and launches kernels")
 
     # ------------------------------------------------------------------ expressions
-    def expr(self, e: Any) -> list:
-        if isinstance(e, E.IntImm):
-            return ["const", e.dtype, int(e.value)]
-        if isinstance(e, E.FloatImm):
-            return ["const", e.dtype, float(e.value)]
-        if isinstance(e, E.Var):
-            if e not in self.names:
-                raise self.fail(f"uses the variable {e.name!r}, which it never defines")
-            return ["var", self.names[e]]
-        op = _BINOPS.get(type(e))
-        if op is not None:
-            return [op, self.expr(e.a), self.expr(e.b)]
-        if isinstance(e, E.Not):
-            return ["not", self.expr(e.a)]
-        if isinstance(e, E.Select):
-            return ["select", self.expr(e.condition), self.expr(e.true_value),
-                    self.expr(e.false_value)]
-        if isinstance(e, E.Cast):
-            return ["cast", e.dtype, self.expr(e.value)]
-        if isinstance(e, E.Call) and getattr(e.op, "name", "") in ("tir.if_then_else",
-                                                                   "tir.likely"):
-            if e.op.name == "tir.likely":
-                return self.expr(e.args[0])
-            return ["select", *(self.expr(a) for a in e.args)]
-        if isinstance(e, E.Let):
-            raise self.fail("uses a Let expression (run Simplify first)")
-        raise self.fail(f"computes {type(e).__name__} {e}")
+    def expr(self, e: Any) -> Any:
+        return to_int_expr(e, self.var_key, self.fail)
+
+    def var_key(self, var: E.Var) -> str:
+        if var not in self.names:
+            raise self.fail(f"uses the variable {var.name!r}, which it never defines")
+        return self.names[var]
 
     # ------------------------------------------------------------------ statements
     def stmt(self, s: Stmt) -> list:

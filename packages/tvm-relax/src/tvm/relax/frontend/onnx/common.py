@@ -3,9 +3,10 @@
 A converter is a function ``(ctx: NodeContext) -> value`` registered for an ONNX op type with
 :func:`converter`.  ``value`` is a Relax expression, a numpy array (a folded constant), a
 :class:`SymValue` (a small integer tensor whose entries are known symbolically, e.g. a shape)
-or a list of those for multi-output nodes.  An optional ``fold`` function computes the node on
-numpy arrays when every input is known at import time (constants and shape values), which is
-how shape subgraphs (``Shape -> Gather -> Concat -> Reshape``) disappear from the program.
+or a list of those for multi-output nodes.  A node whose inputs are all known at import time
+(constants and shape values) is folded by evaluating the Relax ops its converter emits with
+their own numpy semantics (:mod:`.folding`), which is how shape subgraphs
+(``Shape -> Gather -> Concat -> Reshape``) disappear from the program.
 """
 
 from __future__ import annotations
@@ -122,13 +123,11 @@ def simplify_object_array(arr: np.ndarray, analyzer: Any = None) -> np.ndarray:
 
 @dataclasses.dataclass
 class Converter:
-    """A registered converter: ``impl(ctx)``, optional ``fold(ctx, *arrays)``, opset range."""
+    """A registered converter: ``impl(ctx)`` and the lowest opset it implements."""
 
     op_type: str
     impl: Callable[["NodeContext"], Any]
-    fold: Optional[Callable[..., Any]] = None
     min_opset: int = 1
-    symbolic_fold: bool = False  # fold also accepts object arrays with PrimExprs
 
 
 CONVERTERS: dict[tuple[str, str], Converter] = {}
@@ -136,21 +135,17 @@ CONVERTERS: dict[tuple[str, str], Converter] = {}
 
 def converter(
     *op_types: str,
-    fold: Optional[Callable[..., Any]] = None,
     min_opset: int = 1,
     domain: str = "",
-    symbolic_fold: bool = False,
 ) -> Callable[[Callable[["NodeContext"], Any]], Callable[["NodeContext"], Any]]:
     """Register the decorated function as the converter of ``op_types`` (ONNX domain ``domain``).
 
-    ``min_opset`` is the lowest opset whose semantics the converter implements; ``fold``
-    computes the node on numpy arrays when all inputs are known (``symbolic_fold``: it also
-    works on object arrays holding symbolic shape values).
+    ``min_opset`` is the lowest opset whose semantics the converter implements.
     """
 
     def wrap(fn: Callable[["NodeContext"], Any]) -> Callable[["NodeContext"], Any]:
         for op_type in op_types:
-            CONVERTERS[(domain, op_type)] = Converter(op_type, fn, fold, min_opset, symbolic_fold)
+            CONVERTERS[(domain, op_type)] = Converter(op_type, fn, min_opset)
         return fn
 
     return wrap
@@ -169,7 +164,7 @@ class _OpTable:
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
-        if name in ("nn", "image", "builtin", "linalg"):
+        if name in ("nn", "image", "vision", "builtin", "linalg"):
             return _OpTable(f"{self._prefix}{name}.")
         return _lookup_op(self._prefix + name)
 

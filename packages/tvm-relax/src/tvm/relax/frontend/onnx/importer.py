@@ -16,7 +16,6 @@ from tvm import tir
 from tvm.ir.module import IRModule
 from tvm.tir.expr import IntImm, PrimExpr
 
-from ...block_builder import BlockBuilder
 from ...expr import Constant, Expr, ShapeExpr, Tuple, TupleGetItem, Var
 from ...struct_info import ShapeStructInfo, TensorStructInfo, TupleStructInfo
 from .common import (
@@ -29,6 +28,7 @@ from .common import (
     onnx_dtype_to_str,
     simplify_object_array,
 )
+from .folding import FoldScope, ImportBuilder, NotFoldable
 from .ops_sequence import STRUCTURED_OPS, EmptyOptional, SeqValue, describe, is_structured
 
 __all__ = ["from_onnx", "GraphImporter", "supported_ops"]
@@ -94,7 +94,8 @@ class GraphImporter:
         self.keep_params_in_input = keep_params_in_input
         self.opset_override = opset
         self.opsets: dict[str, int] = {}
-        self.bb = BlockBuilder()
+        self.bb = ImportBuilder()
+        self._fold_inputs: dict[int, Any] = {}
         self.values: dict[str, Any] = {}
         self.sym_vars: dict[str, tir.Var] = {}
         self.sym_owner: dict[int, Expr] = {}  # id(tir var) -> a tensor whose shape binds it
@@ -362,8 +363,8 @@ class GraphImporter:
         ctx = NodeContext(self, node, inputs, opset)
         result = None
         try:
-            if conv.fold is not None:
-                result = self._try_fold(ctx, conv)
+            if self._foldable(ctx):
+                result = self._fold(ctx, conv)
             if result is None:
                 result = self._reference_fold(ctx, opset)
             if result is None:
@@ -374,35 +375,49 @@ class GraphImporter:
         except Exception as err:  # noqa: BLE001 - re-raised with the node named
             raise OnnxImportError(f"{where}: {type(err).__name__}: {err}") from err
 
-    def _try_fold(self, ctx: NodeContext, conv: Any) -> Any:
-        arrays = []
-        for value in ctx.raw_inputs:
-            if value is None:
-                arrays.append(None)
-                continue
-            known = self.known_value(value)
-            if known is None:
-                return None
-            if known.dtype == object and not conv.symbolic_fold:
-                return None
-            arrays.append(known)
+    def _foldable(self, ctx: NodeContext) -> bool:
+        node = ctx.node
+        return (any(v is not None for v in ctx.raw_inputs)
+                and node.op_type not in _NO_REFERENCE_FOLD
+                and not node.op_type.startswith("Random")
+                and all(v is None or isinstance(v, (Constant, SymValue)) for v in ctx.raw_inputs))
+
+    def _fold(self, ctx: NodeContext, conv: Any) -> Any:
+        """The node's outputs computed at import time by converting it with the builder in
+        folding mode (see :mod:`.folding`); None when some call cannot be evaluated."""
+        scope = FoldScope(self.bb, _FOLD_LIMIT)
+        self._fold_inputs = {
+            id(v): scope.placeholder(v.values, v.dtype)
+            for v in ctx.raw_inputs if isinstance(v, SymValue) and not v.is_static
+        }
+        self.bb.folding = scope
         try:
-            out = conv.fold(ctx, *arrays)
-        except (OnnxImportError, NotImplementedError):
-            raise
-        except Exception:  # noqa: BLE001 - fall back to emitting the op
+            result = conv.impl(ctx)
+            outs = result if isinstance(result, (list, tuple)) else [result]
+            folded = [self._folded_value(scope, o) for o in outs]
+        except OnnxImportError:
+            return None  # the normal conversion reports it
+        except (NotFoldable, NotImplementedError):
             return None
-        if out is None:
+        except Exception:  # noqa: BLE001 - not foldable: convert the node instead
             return None
-        if not isinstance(out, (list, tuple, np.ndarray)):
-            boxed = np.empty((), dtype=object)
-            boxed[()] = out
-            out = boxed if isinstance(out, PrimExpr) else np.asarray(out)
-        outs = out if isinstance(out, (list, tuple)) else [out]
-        for o in outs:
-            if isinstance(o, np.ndarray) and o.size > _FOLD_LIMIT:
-                return None
-        return out
+        finally:
+            self.bb.folding = None
+            self._fold_inputs = {}
+        return folded if isinstance(result, (list, tuple)) else folded[0]
+
+    def _folded_value(self, scope: FoldScope, value: Any) -> Any:
+        if value is None or isinstance(value, (np.ndarray, np.generic, SymValue, int, float)):
+            return value
+        if not isinstance(value, Expr):
+            raise NotFoldable(f"a {type(value).__name__} result")
+        expr = scope.fold(value)
+        sym = scope.symbolic_value(expr)
+        if sym is not None:
+            return SymValue(sym, expr.struct_info.dtype)
+        if isinstance(expr, Constant):
+            return expr.data
+        raise NotFoldable("a tuple result")
 
     def _reference_fold(self, ctx: NodeContext, opset: int) -> Optional[list[np.ndarray]]:
         """All inputs constant and small: evaluate the node with onnx's reference evaluator."""
@@ -501,6 +516,9 @@ class GraphImporter:
         if isinstance(value, SymValue):
             if value.is_static:
                 return Constant(value.to_numpy())
+            placeholder = self._fold_inputs.get(id(value))
+            if placeholder is not None:  # folding this node: the value is known
+                return placeholder
             return self._materialize(value)
         if isinstance(value, np.ndarray):
             return Constant(value)

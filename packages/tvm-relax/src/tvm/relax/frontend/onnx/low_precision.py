@@ -18,13 +18,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 
 from .common import R
 
 __all__ = [
-    "SATURATING", "ROUND_MODES", "round_mode", "finite_max", "saturate", "saturate_np",
-    "cast_e8m0", "cast_e8m0_np",
+    "SATURATING", "ROUND_MODES", "round_mode", "finite_max", "saturate",
+    "cast_e8m0",
 ]
 
 #: Targets the ``saturate`` attribute applies to.
@@ -60,14 +59,6 @@ def saturate(ctx: Any, x: Any, src: str, dtype: str) -> Any:
     return R.where(R.isnan(x), x, R.clip(x, -hi, hi))
 
 
-def saturate_np(x: np.ndarray, dtype: str) -> np.ndarray:
-    """The numpy counterpart of :func:`saturate`."""
-    if x.dtype.name not in _STANDARD_FLOATS and x.dtype.name != "bfloat16":
-        x = x.astype(np.float32)
-    hi = finite_max(dtype)
-    return np.where(np.isnan(x), x, np.clip(x, -hi, hi)).astype(x.dtype)
-
-
 def cast_e8m0(ctx: Any, x: Any, src: str, saturate_: bool, mode: str) -> Any:
     """``x`` converted to ``float8_e8m0fnu`` the ONNX way (a small bit-level kernel)."""
     from tvm import te, tir
@@ -96,22 +87,3 @@ def cast_e8m0(ctx: Any, x: Any, src: str, saturate_: bool, mode: str) -> Any:
         return te.compute(t.shape, lambda *i: convert(t[i]), name="cast_e8m0")
 
     return ctx.bb.emit_te(fn, x, primfunc_name_hint="cast_e8m0")
-
-
-def cast_e8m0_np(x: np.ndarray, saturate_: bool, mode: str) -> np.ndarray:
-    """The numpy counterpart of :func:`cast_e8m0`."""
-    import ml_dtypes
-
-    u = np.asarray(x).astype(np.float32).view(np.uint32)
-    exp = ((u >> 23) & 0xFF).astype(np.int32)
-    if mode == "down":
-        up = np.zeros(exp.shape, bool)
-    elif mode == "up":
-        up = (u & 0x7FFFFF) > 0
-    else:
-        g, r, s = (u & 0x400000) > 0, (u & 0x200000) > 0, (u & 0x1FFFFF) > 0
-        up = g & (r | s | (exp > 0))
-    if saturate_:
-        up &= exp != 0xFE
-    bits = np.where(exp == 0xFF, 0xFF, exp + up.astype(np.int32)).astype(np.uint8)
-    return bits.view(ml_dtypes.float8_e8m0fnu)

@@ -5,12 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 
-from tvm import tir
 
 from . import low_precision as lowp
-from .common import OpNotImplemented, R, converter, onnx_dtype_to_str
+from .common import R, converter, onnx_dtype_to_str
 
 _FLOATS = ("float16", "bfloat16", "float32", "float64")
 
@@ -27,93 +25,28 @@ def _relax_unary(name: str) -> Any:
     return impl
 
 
-def _np_unary(fn: Any) -> Any:
-    def fold(ctx: Any, x: Any) -> Any:
-        return np.asarray(fn(x)).astype(x.dtype)
-
-    return fold
-
-
 # -- unary math ------------------------------------------------------------------------------
 _UNARY = {
-    "Abs": ("abs", np.abs), "Neg": ("negative", np.negative), "Exp": ("exp", np.exp),
-    "Log": ("log", np.log), "Sqrt": ("sqrt", np.sqrt), "Sin": ("sin", np.sin),
-    "Cos": ("cos", np.cos), "Tan": ("tan", np.tan), "Tanh": ("tanh", np.tanh),
-    "Sigmoid": ("sigmoid", None), "Erf": ("erf", None), "Floor": ("floor", np.floor),
-    "Ceil": ("ceil", np.ceil), "Round": ("round", np.round), "Sign": ("sign", np.sign),
-    "Not": ("logical_not", np.logical_not), "BitwiseNot": ("bitwise_not", np.invert),
-    "IsNaN": ("isnan", None),
+    "Abs": "abs", "Neg": "negative", "Exp": "exp", "Log": "log", "Sqrt": "sqrt", "Sin": "sin",
+    "Cos": "cos", "Tan": "tan", "Tanh": "tanh", "Sigmoid": "sigmoid", "Erf": "erf",
+    "Floor": "floor", "Ceil": "ceil", "Round": "round", "Sign": "sign", "Not": "logical_not",
+    "BitwiseNot": "bitwise_not", "IsNaN": "isnan",
 }
-for _onnx, (_relax, _np) in _UNARY.items():
-    converter(_onnx, fold=_np_unary(_np) if _np is not None else None)(_relax_unary(_relax))
+for _onnx, _relax in _UNARY.items():
+    converter(_onnx)(_relax_unary(_relax))
 
 
-def _with_fallback(name: str, fallback: Any) -> Any:
-    def impl(ctx: Any) -> Any:
-        x = ctx.input(0)
-        try:
-            op = getattr(R, name)
-        except OpNotImplemented:
-            return fallback(ctx, x, ctx.dtype(0))
-        return op(x)
-
-    return impl
+for _onnx, _relax in [("Sinh", "sinh"), ("Cosh", "cosh"), ("Asinh", "asinh"), ("Acosh", "acosh"),
+                      ("Atanh", "atanh"), ("Asin", "asin"), ("Acos", "acos"), ("Atan", "atan")]:
+    converter(_onnx)(_relax_unary(_relax))
 
 
-def _sinh(ctx: Any, x: Any, dt: str) -> Any:
-    return (R.exp(x) - R.exp(R.negative(x))) * scalar(ctx, 0.5, dt)
-
-
-def _cosh(ctx: Any, x: Any, dt: str) -> Any:
-    return (R.exp(x) + R.exp(R.negative(x))) * scalar(ctx, 0.5, dt)
-
-
-def _asinh(ctx: Any, x: Any, dt: str) -> Any:
-    return R.log(x + R.sqrt(x * x + scalar(ctx, 1.0, dt)))
-
-
-def _acosh(ctx: Any, x: Any, dt: str) -> Any:
-    return R.log(x + R.sqrt(x * x - scalar(ctx, 1.0, dt)))
-
-
-def _atanh(ctx: Any, x: Any, dt: str) -> Any:
-    one = scalar(ctx, 1.0, dt)
-    return R.log((one + x) / (one - x)) * scalar(ctx, 0.5, dt)
-
-
-def _no_fallback(name: str) -> Any:
-    """A libm call (``asinf``/``asin``) in a small kernel."""
-
-    def fb(ctx: Any, x: Any, dt: str) -> Any:
-        from tvm import te
-        from tvm.tir.op import call_pure_extern
-
-        if dt not in ("float32", "float64"):
-            raise ctx.unsupported(f"needs relax.{name} for {dt} (not available)")
-        fname = name + ("f" if dt == "float32" else "")
-
-        def fn(t: Any) -> Any:
-            return te.compute(t.shape, lambda *i: call_pure_extern(dt, fname, t[i]), name=name)
-
-        return ctx.bb.emit_te(fn, x, primfunc_name_hint=name)
-
-    return fb
-
-
-for _onnx, _relax, _fb in [
-    ("Sinh", "sinh", _sinh), ("Cosh", "cosh", _cosh), ("Asinh", "asinh", _asinh),
-    ("Acosh", "acosh", _acosh), ("Atanh", "atanh", _atanh), ("Asin", "asin", _no_fallback("asin")),
-    ("Acos", "acos", _no_fallback("acos")), ("Atan", "atan", _no_fallback("atan")),
-]:
-    converter(_onnx)(_with_fallback(_relax, _fb))
-
-
-@converter("Reciprocal", fold=_np_unary(np.reciprocal))
+@converter("Reciprocal")
 def _reciprocal(ctx: Any) -> Any:
     return R.divide(scalar(ctx, 1.0, ctx.dtype(0)), ctx.input(0))
 
 
-@converter("Identity", fold=lambda ctx, x: x, symbolic_fold=True)
+@converter("Identity")
 def _identity(ctx: Any) -> Any:
     return ctx.input(0)
 
@@ -134,30 +67,6 @@ def _isinf(ctx: Any) -> Any:
 
 
 # -- binary ----------------------------------------------------------------------------------
-def _trunc_div(a: Any, b: Any) -> Any:
-    if a.dtype == object or b.dtype == object:
-        def one(x: Any, y: Any) -> Any:
-            if isinstance(x, int) and isinstance(y, int):
-                q = abs(x) // abs(y)
-                return q if (x >= 0) == (y >= 0) else -q
-            return tir.floordiv(x, y)
-        return np.frompyfunc(one, 2, 1)(a, b)
-    if np.issubdtype(a.dtype, np.integer):
-        with np.errstate(divide="ignore"):
-            return (np.abs(a) // np.abs(b) * np.sign(a) * np.sign(b)).astype(a.dtype)
-    return np.asarray(a / b).astype(a.dtype)
-
-
-def _np_binary(fn: Any) -> Any:
-    def fold(ctx: Any, a: Any, b: Any) -> Any:
-        out = fn(a, b)
-        if a.dtype != object and b.dtype != object and out.dtype != np.bool_:
-            out = np.asarray(out).astype(a.dtype)
-        return out
-
-    return fold
-
-
 def _binary(name: str) -> Any:
     def impl(ctx: Any) -> Any:
         return getattr(R, name)(ctx.input(0), ctx.input(1))
@@ -166,18 +75,13 @@ def _binary(name: str) -> Any:
 
 
 _BINARY = {
-    "Add": ("add", np.add, True), "Sub": ("subtract", np.subtract, True),
-    "Mul": ("multiply", np.multiply, True), "Div": ("divide", _trunc_div, True),
-    "Equal": ("equal", np.equal, False), "Greater": ("greater", np.greater, False),
-    "Less": ("less", np.less, False), "GreaterOrEqual": ("greater_equal", np.greater_equal, False),
-    "LessOrEqual": ("less_equal", np.less_equal, False), "And": ("logical_and", np.logical_and, False),
-    "Or": ("logical_or", np.logical_or, False), "Xor": ("logical_xor", np.logical_xor, False),
-    "BitwiseAnd": ("bitwise_and", np.bitwise_and, False),
-    "BitwiseOr": ("bitwise_or", np.bitwise_or, False),
-    "BitwiseXor": ("bitwise_xor", np.bitwise_xor, False),
+    "Add": "add", "Sub": "subtract", "Mul": "multiply", "Div": "divide", "Equal": "equal",
+    "Greater": "greater", "Less": "less", "GreaterOrEqual": "greater_equal",
+    "LessOrEqual": "less_equal", "And": "logical_and", "Or": "logical_or", "Xor": "logical_xor",
+    "BitwiseAnd": "bitwise_and", "BitwiseOr": "bitwise_or", "BitwiseXor": "bitwise_xor",
 }
-for _onnx, (_relax, _np, _sym) in _BINARY.items():
-    converter(_onnx, fold=_np_binary(_np), symbolic_fold=_sym)(_binary(_relax))
+for _onnx, _relax in _BINARY.items():
+    converter(_onnx)(_binary(_relax))
 
 
 @converter("Pow")
@@ -189,7 +93,7 @@ def _pow(ctx: Any) -> Any:
     return R.power(x, y)
 
 
-@converter("Mod", fold=lambda ctx, a, b: (np.fmod if ctx.attr("fmod", 0) else np.mod)(a, b).astype(a.dtype))
+@converter("Mod")
 def _mod(ctx: Any) -> Any:
     x, y = ctx.input(0), ctx.input(1)
     fmod = ctx.attr("fmod", 0)
@@ -249,39 +153,19 @@ converter("Min")(_variadic("minimum"))
 converter("Mean")(_variadic("add", lambda ctx, out, n: out / scalar(ctx, float(n), ctx.dtype(0))))
 
 
-@converter("Where", fold=lambda ctx, c, a, b: np.where(c.astype(bool), a, b), symbolic_fold=True)
+@converter("Where")
 def _where(ctx: Any) -> Any:
     return R.where(ctx.input(0), ctx.input(1), ctx.input(2))
 
 
 # -- casts -----------------------------------------------------------------------------------
-def _cast_fold(ctx: Any, x: Any, *_rest: Any) -> Any:
-    dtype = _cast_target(ctx)
-    mode = lowp.round_mode(ctx)
-    if x.dtype == object:
-        if dtype.startswith("int") or dtype.startswith("uint"):
-            return x
-        return None
-    if dtype == "bool":
-        return x.astype(np.bool_)
-    if dtype == lowp.E8M0:
-        return lowp.cast_e8m0_np(x, bool(ctx.attr("saturate", 1)), mode)
-    if dtype in lowp.SATURATING and ctx.attr("saturate", 1):
-        x = lowp.saturate_np(x, dtype)
-    if x.dtype.kind == "f" and x.dtype.itemsize > 1 and dtype.startswith(("int", "uint")):
-        x = np.trunc(x)
-    from tvm.tir.transform.low_precision_codec import cast_array
-
-    return cast_array(x, dtype)  # the conversions compiled code does
-
-
 def _cast_target(ctx: Any) -> str:
     if ctx.op_type == "CastLike":
         return ctx.dtype(1)
     return onnx_dtype_to_str(ctx.attr("to"), f"{ctx.where()}: to: ")
 
 
-@converter("Cast", "CastLike", fold=_cast_fold, symbolic_fold=True)
+@converter("Cast", "CastLike")
 def _cast(ctx: Any) -> Any:
     """Cast/CastLike; ``saturate`` clamps float8 targets to their finite range first,
     ``round_mode`` picks the rounding to ``float8_e8m0fnu`` (see ``low_precision``)."""
@@ -320,7 +204,7 @@ def _clip(ctx: Any) -> Any:
 
 
 # -- activations -----------------------------------------------------------------------------
-@converter("Relu", fold=lambda ctx, x: np.maximum(x, 0).astype(x.dtype))
+@converter("Relu")
 def _relu(ctx: Any) -> Any:
     if ctx.dtype(0) not in _FLOATS:
         return R.maximum(ctx.input(0), scalar(ctx, 0, ctx.dtype(0)))
@@ -476,74 +360,7 @@ def _gemm(ctx: Any) -> Any:
 def _einsum(ctx: Any) -> Any:
     equation = ctx.attr("equation", "").replace(" ", "")
     xs = [x for x in ctx.inputs() if x is not None]
-    try:
-        op = R.einsum
-    except OpNotImplemented:
-        op = None
-    if op is not None:
-        return op(xs, equation)
-    return einsum_te(ctx, xs, equation)
-
-
-def _parse_einsum(equation: str, ndims: list[int]) -> tuple[list[str], str]:
-    """Operand and output subscripts with ``...`` expanded to fresh letters."""
-    lhs, _, rhs = equation.partition("->")
-    terms = lhs.split(",")
-    if len(terms) != len(ndims):
-        raise ValueError(f"einsum {equation!r}: {len(terms)} terms for {len(ndims)} operands")
-    pool = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in equation]
-    ell_rank = max([n - len(t.replace("...", "")) for t, n in zip(terms, ndims) if "..." in t],
-                   default=0)
-    ell = "".join(pool[:ell_rank])
-    out_terms = []
-    for t, n in zip(terms, ndims):
-        if "..." in t:
-            k = n - len(t.replace("...", ""))
-            t = t.replace("...", ell[ell_rank - k:] if k else "")
-        if len(t) != n:
-            raise ValueError(f"einsum {equation!r}: term {t!r} does not match rank {n}")
-        out_terms.append(t)
-    if "->" in equation:
-        out = rhs.replace("...", ell)
-    else:
-        counts: dict[str, int] = {}
-        for t in out_terms:
-            for c in t:
-                counts[c] = counts.get(c, 0) + 1
-        out = ell + "".join(sorted(c for c, k in counts.items() if k == 1 and c not in ell))
-    return out_terms, out
-
-
-def einsum_te(ctx: Any, xs: list[Any], equation: str) -> Any:
-    """Einsum as one te.compute: output letters index the result, the rest are summed."""
-    from tvm import te
-
-    shapes = [ctx.importer.shape_of(x) for x in xs]
-    terms, out = _parse_einsum(equation, [len(s) for s in shapes])
-    dims: dict[str, Any] = {}
-    for t, shape in zip(terms, shapes):
-        for c, d in zip(t, shape):
-            if c not in dims or (isinstance(dims[c], int) and dims[c] == 1):
-                dims[c] = d
-    red = [c for c in dict.fromkeys("".join(terms)) if c not in out]
-
-    def fn(*tensors: Any) -> Any:
-        raxes = {c: te.reduce_axis((0, dims[c]), name=f"r{c}") for c in red}
-
-        def body(*idx: Any) -> Any:
-            env = dict(zip(out, idx))
-            env.update({c: raxes[c] for c in red})
-            prod = None
-            for tensor, t, shape in zip(tensors, terms, shapes):
-                index = [0 if (isinstance(d, int) and d == 1 and dims[c] != 1) else env[c]
-                         for c, d in zip(t, shape)]
-                v = tensor[tuple(index)] if index else tensor[()]
-                prod = v if prod is None else prod * v
-            return te.sum(prod, axis=[raxes[c] for c in red]) if red else prod
-
-        return te.compute([dims[c] for c in out], body, name="einsum")
-
-    return ctx.bb.emit_te(fn, *xs, primfunc_name_hint="einsum")
+    return R.einsum(xs, equation)
 
 
 # -- ai.onnx.ml --------------------------------------------------------------------------------

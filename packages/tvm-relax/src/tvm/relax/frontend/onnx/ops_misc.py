@@ -1,5 +1,7 @@
 """ONNX operators lowered with small tensor-expression kernels (``emit_te``) or constant
-matrices: N-d pooling beyond 2-d, BitCast, DFT, BatchNormalization in training mode."""
+matrices: N-d pooling beyond 2-d, BitCast, DFT, BatchNormalization in training mode; and
+GridSample / RoiAlign, which are the Relax ops ``relax.image.grid_sample`` and
+``relax.vision.roi_align``."""
 
 from __future__ import annotations
 
@@ -204,124 +206,16 @@ def batch_norm_training(ctx: Any) -> Any:
 
 
 # -- GridSample --------------------------------------------------------------------------------
-def _rint(x: Any) -> Any:
-    """Round half to even."""
-    fl = tir.floor(x)
-    diff = x - fl
-    even = tir.floormod(fl, tir.const(2.0, x.dtype)) == tir.const(0.0, x.dtype)
-    half = tir.const(0.5, x.dtype)
-    return tir.Select(diff > half, fl + 1, tir.Select(diff < half, fl,
-                                                         tir.Select(even, fl, fl + 1)))
-
-
-def _reflect(x: Any, lo: float, hi: float) -> Any:
-    dt = x.dtype
-    rng = tir.const(hi - lo, dt)
-    lo_c, hi_c = tir.const(lo, dt), tir.const(hi, dt)
-    dx_lo = lo_c - x
-    n_lo = tir.floor(dx_lo / rng)
-    r_lo = dx_lo - n_lo * rng
-    below = tir.Select(tir.floormod(n_lo, tir.const(2.0, dt)) == tir.const(0.0, dt),
-                       lo_c + r_lo, hi_c - r_lo)
-    dx_hi = x - hi_c
-    n_hi = tir.floor(dx_hi / rng)
-    r_hi = dx_hi - n_hi * rng
-    above = tir.Select(tir.floormod(n_hi, tir.const(2.0, dt)) == tir.const(0.0, dt),
-                       hi_c - r_hi, lo_c + r_hi)
-    return tir.Select(x < lo_c, below, tir.Select(x > hi_c, above, x))
-
-
-def _cubic_coeffs(t: Any) -> list[Any]:
-    a = -0.75
-    t = tir.abs(t)
-    c0 = ((a * (t + 1) - 5 * a) * (t + 1) + 8 * a) * (t + 1) - 4 * a
-    c1 = ((a + 2) * t - (a + 3)) * t * t + 1
-    c2 = ((a + 2) * (1 - t) - (a + 3)) * (1 - t) * (1 - t) + 1
-    c3 = ((a * (2 - t) - 5 * a) * (2 - t) + 8 * a) * (2 - t) - 4 * a
-    return [c0, c1, c2, c3]
-
-
 @converter("GridSample")
 def _grid_sample(ctx: Any) -> Any:
-    import itertools
-
-    shape = ctx.static_shape(0)
-    gshape = ctx.static_shape(1)
-    if shape is None or gshape is None:
-        raise ctx.unsupported("needs static shapes")
+    """``relax.image.grid_sample`` (1 to 3 spatial axes; every mode and padding mode)."""
     mode = ctx.attr("mode", "linear" if ctx.opset >= 20 else "bilinear")
-    mode = {"bilinear": "linear", "bicubic": "cubic"}.get(mode, mode)
     pad_mode = ctx.attr("padding_mode", "zeros")
-    align = bool(ctx.attr("align_corners", 0))
-    if mode not in ("nearest", "linear", "cubic") or pad_mode not in ("zeros", "border",
-                                                                         "reflection"):
+    if mode not in ("nearest", "linear", "bilinear", "cubic", "bicubic") or pad_mode not in (
+            "zeros", "border", "reflection"):
         raise ctx.unsupported(f"mode={mode!r}, padding_mode={pad_mode!r}")
-    dims = shape[2:]
-    nd = len(dims)
-    dt = ctx.dtype(0)
-    borders = [(0.0, d - 1.0) if align else (-0.5, d - 0.5) for d in dims]
-    out_shape = [shape[0], shape[1], *gshape[1:-1]]
-
-    def fn(data: Any, grid: Any) -> Any:
-        def body(n: Any, c: Any, *o: Any) -> Any:
-            coords = []
-            for i in range(nd):
-                g = grid[(n, *o, nd - 1 - i)]
-                d = float(dims[i])
-                x = (g + 1) / 2 * (d - 1) if align else ((g + 1) * d - 1) / 2
-                if mode == "nearest":
-                    x = _rint(x)
-                lo, hi = borders[i]
-                if pad_mode == "border":
-                    x = tir.Select(tir.any(x < lo, x > hi),
-                                   tir.max(tir.min(x, tir.const(d - 1, dt)), tir.const(0.0, dt)),
-                                   x)
-                elif pad_mode == "reflection":
-                    x = _reflect(x, lo, hi)
-                coords.append(x)
-
-            def pixel(idx: list[Any]) -> Any:
-                cond = None
-                fixed = []
-                for i, v in enumerate(idx):
-                    d = dims[i]
-                    if pad_mode == "zeros":
-                        ok = tir.all(v >= 0, v < d)
-                        cond = ok if cond is None else tir.all(cond, ok)
-                        fixed.append(tir.max(tir.min(v, d - 1), 0))
-                    elif pad_mode == "border":
-                        fixed.append(tir.max(tir.min(v, d - 1), 0))
-                    else:
-                        lo, hi = borders[i]
-                        r = _reflect(tir.Cast(dt, v), lo, hi)
-                        fixed.append(tir.max(tir.min(tir.Cast("int64", r), d - 1), 0))
-                val = data[(n, c, *fixed)]
-                if cond is not None:
-                    val = tir.if_then_else(cond, val, tir.const(0.0, dt))
-                return val
-
-            if mode == "nearest":
-                return pixel([tir.Cast("int64", x) for x in coords])
-            base = [tir.Cast("int64", tir.floor(x)) for x in coords]
-            frac = [x - tir.floor(x) for x in coords]
-            if mode == "linear":
-                taps = [[(0, 1 - f), (1, f)] for f in frac]
-            else:
-                taps = [list(zip(range(-1, 3), _cubic_coeffs(f))) for f in frac]
-            total = None
-            for combo in itertools.product(*taps):
-                w = None
-                idx = []
-                for i, (off, wt) in enumerate(combo):
-                    idx.append(base[i] + off)
-                    w = wt if w is None else w * wt
-                term = w * pixel(idx)
-                total = term if total is None else total + term
-            return total
-
-        return te.compute(out_shape, body, name="grid_sample")
-
-    return ctx.bb.emit_te(fn, ctx.input(0), ctx.input(1), primfunc_name_hint="grid_sample")
+    return R.image.grid_sample(ctx.input(0), ctx.input(1), method=mode, padding_mode=pad_mode,
+                               align_corners=bool(ctx.attr("align_corners", 0)))
 
 
 # -- window functions and AffineGrid (constants / small matmuls) -------------------------------
@@ -541,66 +435,20 @@ def _det(ctx: Any) -> Any:
 # -- RoiAlign ----------------------------------------------------------------------------------
 @converter("RoiAlign", min_opset=10)
 def _roi_align(ctx: Any) -> Any:
-    """Bilinear samples on a fixed grid per output bin, averaged or max-reduced."""
-    shape = ctx.static_shape(0)
-    rshape = ctx.static_shape(1)
-    ratio = ctx.attr("sampling_ratio", 0)
-    if shape is None or rshape is None:
-        raise ctx.unsupported("needs static shapes")
-    if ratio <= 0:
-        raise ctx.unsupported("sampling_ratio=0 (the sample grid depends on the roi values)")
-    _, c, h, w = shape
-    oh, ow = ctx.attr("output_height", 1), ctx.attr("output_width", 1)
-    scale = ctx.attr("spatial_scale", 1.0)
-    half = (ctx.attr("coordinate_transformation_mode", "half_pixel" if ctx.opset >= 16
-                     else "output_half_pixel") == "half_pixel")
+    """``relax.vision.roi_align``: bilinear samples per output bin, averaged or max-reduced
+    (``sampling_ratio=0``: an adaptive grid per box)."""
     mode = ctx.attr("mode", "avg")
-    dt = ctx.dtype(0)
-    off = 0.5 if half else 0.0
-
-    def fn(data: Any, rois: Any, bidx: Any) -> Any:
-        def body(r: Any, ci: Any, ph: Any, pw: Any) -> Any:
-            x1, y1 = rois[r, 0] * scale - off, rois[r, 1] * scale - off
-            x2, y2 = rois[r, 2] * scale - off, rois[r, 3] * scale - off
-            rw, rh = x2 - x1, y2 - y1
-            if not half:
-                rw, rh = tir.max(rw, tir.const(1.0, dt)), tir.max(rh, tir.const(1.0, dt))
-            bh, bw = rh / oh, rw / ow
-            b = tir.Cast("int64", bidx[r])
-            acc = None
-            for iy in range(ratio):
-                for ix in range(ratio):
-                    y = y1 + tir.Cast(dt, ph) * bh + (iy + 0.5) * bh / ratio
-                    x = x1 + tir.Cast(dt, pw) * bw + (ix + 0.5) * bw / ratio
-                    outside = tir.any(y < -1.0, y > float(h), x < -1.0, x > float(w))
-                    y = tir.max(y, tir.const(0.0, dt))
-                    x = tir.max(x, tir.const(0.0, dt))
-                    yl, xl = tir.Cast("int64", y), tir.Cast("int64", x)
-                    y_edge, x_edge = yl >= h - 1, xl >= w - 1
-                    yl = tir.Select(y_edge, tir.const(h - 1, "int64"), yl)
-                    xl = tir.Select(x_edge, tir.const(w - 1, "int64"), xl)
-                    yh = tir.Select(y_edge, yl, yl + 1)
-                    xh = tir.Select(x_edge, xl, xl + 1)
-                    y = tir.Select(y_edge, tir.Cast(dt, yl), y)
-                    x = tir.Select(x_edge, tir.Cast(dt, xl), x)
-                    ly, lx = y - tir.Cast(dt, yl), x - tir.Cast(dt, xl)
-                    hy, hx = 1.0 - ly, 1.0 - lx
-                    terms = [hy * hx * data[b, ci, yl, xl], hy * lx * data[b, ci, yl, xh],
-                             ly * hx * data[b, ci, yh, xl], ly * lx * data[b, ci, yh, xh]]
-                    zero = tir.const(0.0, dt)
-                    if mode == "avg":
-                        v = tir.Select(outside, zero, terms[0] + terms[1] + terms[2] + terms[3])
-                        acc = v if acc is None else acc + v
-                    else:
-                        v = tir.Select(outside, zero, tir.max(tir.max(terms[0], terms[1]),
-                                                               tir.max(terms[2], terms[3])))
-                        acc = v if acc is None else tir.max(acc, v)
-            return acc / float(ratio * ratio) if mode == "avg" else acc
-
-        return te.compute([rshape[0], c, oh, ow], body, name="roi_align")
-
-    return ctx.bb.emit_te(fn, ctx.input(0), ctx.input(1), ctx.input(2),
-                          primfunc_name_hint="roi_align")
+    if mode not in ("avg", "max"):
+        raise ctx.unsupported(f"mode={mode!r}")
+    transform = ctx.attr("coordinate_transformation_mode",
+                         "half_pixel" if ctx.opset >= 16 else "output_half_pixel")
+    if transform not in ("half_pixel", "output_half_pixel"):
+        raise ctx.unsupported(f"coordinate_transformation_mode={transform!r}")
+    return R.vision.roi_align(
+        ctx.input(0), ctx.input(1), ctx.input(2),
+        output_size=(ctx.attr("output_height", 1), ctx.attr("output_width", 1)),
+        spatial_scale=ctx.attr("spatial_scale", 1.0), sampling_ratio=ctx.attr("sampling_ratio", 0),
+        mode=mode, coordinate_transformation_mode=transform)
 
 
 # -- DeformConv --------------------------------------------------------------------------------

@@ -4,7 +4,8 @@ Trilu, EyeLike, DepthToSpace/SpaceToDepth, Dropout, TopK, ReverseSequence (Compr
 :mod:`.ops_dynamic`).
 
 Shape subgraphs fold at import time: ``Shape`` gives a :class:`SymValue` (entries are ints
-or symbolic dims) and the ``fold`` functions here compute on it with numpy.
+or symbolic dims), and the Relax ops the converters emit for it are evaluated by their own
+numpy semantics (see :mod:`.folding`).
 """
 
 from __future__ import annotations
@@ -107,7 +108,7 @@ def _constant_of_shape(ctx: Any) -> Any:
     return R.full(ShapeExpr(shape), ctx.const_expr(value, dtype), dtype)
 
 
-@converter("Range", fold=lambda ctx, s, l, d: np.arange(s, l, d).astype(s.dtype))
+@converter("Range")
 def _range(ctx: Any) -> Any:
     dt = ctx.dtype(0)
     vals = []
@@ -152,12 +153,7 @@ def _reshape_target(ctx: Any, in_shape: Optional[list[Any]], target: list[Any]) 
     return out
 
 
-def _reshape_fold(ctx: Any, x: Any, shape: Any) -> Any:
-    target = [int(v) for v in np.asarray(shape).reshape(-1)]
-    return x.reshape(_reshape_target(ctx, list(x.shape), target))
-
-
-@converter("Reshape", fold=_reshape_fold, symbolic_fold=True)
+@converter("Reshape")
 def _reshape(ctx: Any) -> Any:
     target = known_list(ctx, 1, "shape")
     shape = ctx.importer.shape_of(ctx.raw_inputs[0])
@@ -172,7 +168,7 @@ def _flatten_shape(ctx: Any, shape: list[Any]) -> list[Any]:
     return [ctx.prod(shape[:axis]), ctx.prod(shape[axis:])]
 
 
-@converter("Flatten", fold=lambda ctx, x: x.reshape(_flatten_shape(ctx, list(x.shape))))
+@converter("Flatten")
 def _flatten(ctx: Any) -> Any:
     return R.reshape(ctx.input(0), _flatten_shape(ctx, ctx.shape(0)))
 
@@ -182,16 +178,13 @@ def _perm(ctx: Any, ndim: int) -> list[int]:
     return list(range(ndim))[::-1] if perm is None else [int(p) % ndim for p in perm]
 
 
-@converter("Transpose", fold=lambda ctx, x: np.transpose(x, _perm(ctx, x.ndim)), symbolic_fold=True)
+@converter("Transpose")
 def _transpose(ctx: Any) -> Any:
     return R.permute_dims(ctx.input(0), _perm(ctx, ctx.ndim(0)))
 
 
 # -- Concat / Split / Squeeze / Unsqueeze ----------------------------------------------------
-@converter("Concat", fold=lambda ctx, *xs: np.concatenate(
-    [x for x in xs if x is not None and x.size > 0 or x is not None and x.ndim != 1],
-    axis=ctx.attr("axis")) if any(x is not None and x.size for x in xs) else xs[0],
-    symbolic_fold=True)
+@converter("Concat")
 def _concat(ctx: Any) -> Any:
     xs = [ctx.input(i) for i in range(ctx.num_inputs) if ctx.has(i)]
     axis = ctx.attr("axis")
@@ -243,9 +236,7 @@ def _squeeze_axes(ctx: Any, shape: list[Any]) -> list[int]:
     return sorted(_norm(a, len(shape), ctx) for a in axes)
 
 
-@converter("Squeeze", fold=lambda ctx, x, *_: np.reshape(
-    x, [d for i, d in enumerate(x.shape) if i not in _squeeze_axes(ctx, list(x.shape))]),
-    symbolic_fold=True)
+@converter("Squeeze")
 def _squeeze(ctx: Any) -> Any:
     axes = _squeeze_axes(ctx, ctx.shape(0))
     if not axes:
@@ -261,14 +252,7 @@ def _unsqueeze_axes(ctx: Any, ndim: int) -> list[int]:
     return sorted(_norm(a, out_ndim, ctx) for a in axes)
 
 
-def _unsqueeze_fold(ctx: Any, x: Any, *_: Any) -> Any:
-    shape = list(x.shape)
-    for a in _unsqueeze_axes(ctx, x.ndim):
-        shape.insert(a, 1)
-    return x.reshape(shape)
-
-
-@converter("Unsqueeze", fold=_unsqueeze_fold, symbolic_fold=True)
+@converter("Unsqueeze")
 def _unsqueeze(ctx: Any) -> Any:
     axes = _unsqueeze_axes(ctx, ctx.ndim(0))
     shape = ctx.importer.shape_of(ctx.raw_inputs[0])
@@ -295,8 +279,7 @@ def _broadcast_shape(a: list[Any], b: list[Any]) -> list[Any]:
     return out
 
 
-@converter("Expand", fold=lambda ctx, x, s: np.broadcast_to(
-    x, _broadcast_shape(list(x.shape), [int(v) for v in s])).copy())
+@converter("Expand")
 def _expand(ctx: Any) -> Any:
     target = known_list(ctx, 1, "shape")
     shape = _broadcast_shape(ctx.shape(0), target)
@@ -305,7 +288,7 @@ def _expand(ctx: Any) -> Any:
     return R.broadcast_to(ctx.input(0), shape)
 
 
-@converter("Tile", fold=lambda ctx, x, r: np.tile(x, [int(v) for v in r]))
+@converter("Tile")
 def _tile(ctx: Any) -> Any:
     repeats = ctx.int_list(1, "repeats")
     return R.tile(ctx.input(0), repeats)
@@ -330,15 +313,7 @@ def _clamp(v: int) -> int:
     return max(-INT_MAX, min(INT_MAX, v))
 
 
-def _slice_fold(ctx: Any, x: Any, *rest: Any) -> Any:
-    axes, starts, ends, steps = _slice_params(ctx, x.ndim)
-    index = [slice(None)] * x.ndim
-    for a, s, e, st in zip(axes, starts, ends, steps):
-        index[a] = slice(_clamp(int(s)), _clamp(int(e)), int(st))
-    return x[tuple(index)]
-
-
-@converter("Slice", fold=_slice_fold, symbolic_fold=True)
+@converter("Slice")
 def _slice(ctx: Any) -> Any:
     axes, starts, ends, steps = _slice_params(ctx, ctx.ndim(0))
     if not all(isinstance(v, int) for v in starts + ends):
@@ -363,13 +338,7 @@ def _norm_indices(ctx: Any, idx_i: int, dim: Any) -> Any:
     return R.where(R.less(idx, zero), idx + ctx.const_expr(dim, dt), idx)
 
 
-def _gather_fold(ctx: Any, x: Any, idx: Any) -> Any:
-    axis = ctx.attr("axis", 0) % max(x.ndim, 1)
-    idx = np.where(idx < 0, idx + x.shape[axis], idx)
-    return np.take(x, idx, axis=axis)
-
-
-@converter("Gather", fold=_gather_fold, symbolic_fold=True)
+@converter("Gather")
 def _gather(ctx: Any) -> Any:
     axis = _norm(ctx.attr("axis", 0), ctx.ndim(0), ctx)
     idx = _norm_indices(ctx, 1, ctx.shape(0)[axis])

@@ -291,3 +291,48 @@ def conv2d_transpose(
         Conv2DTransposeAttrs, 2, strides, padding, dilation, groups, data_layout, kernel_layout,
         out_layout, out_dtype, "IO",
         output_padding=_output_padding(output_padding, 2, "conv2d_transpose")))
+
+
+# -- numpy semantics --------------------------------------------------------------------------
+import numpy as _np  # noqa: E402
+
+from tvm.ffi.dtype import to_numpy_dtype as _to_numpy_dtype  # noqa: E402
+
+from .._numpy import to_layout as _to_layout  # noqa: E402
+
+
+@conv2d.evaluate
+def _eval_conv2d(call: Call, data: Any, weight: Any) -> Any:
+    a = call.attrs
+    x = _to_layout(data, a.data_layout, "NCHW")
+    w = _to_layout(weight, a.kernel_layout, "OIHW")
+    out = conv2d_nchw(x, w, a.strides, a.padding, a.dilation, a.groups,
+                      _to_numpy_dtype(call.struct_info.dtype))
+    return _to_layout(out, "NCHW", a.out_layout)
+
+
+def conv2d_nchw(x: Any, w: Any, strides: Any, padding: Any, dilation: Any,
+                groups: int, dtype: Any) -> Any:
+    """Reference 2-d convolution (NCHW data, OIHW weight) computed in ``dtype``."""
+    sh, sw = (list(strides) * 2)[:2]
+    dh, dw = (list(dilation) * 2)[:2]
+    pad = list(padding)
+    pad = pad * 4 if len(pad) == 1 else pad + pad if len(pad) == 2 else pad
+    top, left, bottom, right = (int(p) for p in pad)
+    x = _np.pad(x.astype(dtype), ((0, 0), (0, 0), (top, bottom), (left, right)))
+    w = w.astype(dtype)
+    n, c, h, wd = x.shape
+    o, cg, kh, kw = w.shape
+    oh = (h - dh * (kh - 1) - 1) // sh + 1
+    ow = (wd - dw * (kw - 1) - 1) // sw + 1
+    out = _np.zeros((n, o, oh, ow), dtype)
+    og = o // groups
+    for g in range(groups):
+        xs = x[:, g * cg:(g + 1) * cg]
+        ws = w[g * og:(g + 1) * og]
+        for i in range(kh):
+            for j in range(kw):
+                patch = xs[:, :, i * dh: i * dh + sh * (oh - 1) + 1: sh,
+                           j * dw: j * dw + sw * (ow - 1) + 1: sw]
+                out[:, g * og:(g + 1) * og] += _np.einsum("nchw,oc->nohw", patch, ws[:, :, i, j])
+    return out

@@ -100,3 +100,43 @@ def _legalize_log_softmax(bb: Any, call: Call) -> Any:
     from ...topi import norm
 
     return _te_call(bb, call, norm.log_softmax, call.args[0], call.attrs.axis)
+
+
+# -- numpy semantics --------------------------------------------------------------------------
+import math as _math  # noqa: E402
+
+import numpy as _np  # noqa: E402
+
+from .._numpy import erf as _erf  # noqa: E402
+
+
+@relu.evaluate
+def _eval_relu(call: Call, x: Any) -> Any:
+    return _np.maximum(x, _np.zeros((), x.dtype))
+
+
+@silu.evaluate
+def _eval_silu(call: Call, x: Any) -> Any:
+    return x / (1 + _np.exp(-x))
+
+
+@gelu.evaluate
+def _eval_gelu(call: Call, x: Any) -> Any:
+    return 0.5 * x * (1 + _erf(x / _math.sqrt(2)))
+
+
+@gelu_tanh.evaluate
+def _eval_gelu_tanh(call: Call, x: Any) -> Any:
+    return 0.5 * x * (1 + _np.tanh(_math.sqrt(2 / _math.pi) * (x + 0.044715 * x ** 3)))
+
+
+@softmax.evaluate
+def _eval_softmax(call: Call, x: Any) -> Any:
+    e = _np.exp(x - _np.max(x, axis=call.attrs.axis, keepdims=True))
+    return e / _np.sum(e, axis=call.attrs.axis, keepdims=True)
+
+
+@log_softmax.evaluate
+def _eval_log_softmax(call: Call, x: Any) -> Any:
+    shifted = x - _np.max(x, axis=call.attrs.axis, keepdims=True)
+    return shifted - _np.log(_np.sum(_np.exp(shifted), axis=call.attrs.axis, keepdims=True))

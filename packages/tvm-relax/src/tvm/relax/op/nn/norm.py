@@ -271,3 +271,24 @@ def _legalize_dropout(bb: Any, call: Call) -> Expr:
         return [out, mask]
 
     return te_call(bb, call, fn, call.args[0])
+
+
+# -- numpy semantics --------------------------------------------------------------------------
+import numpy as _np  # noqa: E402
+
+
+@batch_norm.evaluate
+def _eval_batch_norm(call: Call, x: Any, gamma: Any, beta: Any, mean: Any, var: Any) -> tuple:
+    from .._numpy import NumpyEvalError
+
+    a = call.attrs
+    if a.training:
+        raise NumpyEvalError("relax.nn.batch_norm: only inference mode is evaluated")
+    shape = [1] * x.ndim
+    shape[a.axis % x.ndim] = -1
+    out = (x - mean.reshape(shape)) / _np.sqrt(var.reshape(shape) + a.epsilon)
+    if a.scale:
+        out = out * gamma.reshape(shape)
+    if a.center:
+        out = out + beta.reshape(shape)
+    return out, mean, var

@@ -236,3 +236,44 @@ adaptive_avg_pool3d = _adaptive_builder(3, "avg")
 adaptive_max_pool1d = _adaptive_builder(1, "max")
 adaptive_max_pool2d = _adaptive_builder(2, "max")
 adaptive_max_pool3d = _adaptive_builder(3, "max")
+
+
+# -- numpy semantics (2-d pooling) ------------------------------------------------------------
+import numpy as _np  # noqa: E402
+
+
+def _eval_pool2d(kind: str) -> Any:
+    def evaluate(call: Call, data: Any) -> Any:
+        from .._numpy import NumpyEvalError, to_layout
+
+        a = call.attrs
+        if a.ceil_mode:
+            raise NumpyEvalError(f"{call.op.name}: ceil_mode is not evaluated with numpy")
+        x = to_layout(data, a.layout, "NCHW").astype(_np.float64)
+        top, left, bottom, right = (int(p) for p in a.padding)
+        fill = -_np.inf if kind == "max" else 0.0
+        xp = _np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)), constant_values=fill)
+        ones = _np.pad(_np.ones(x.shape[2:]), ((top, bottom), (left, right)))
+        (kh, kw), (sh, sw), (dh, dw) = a.pool_size, a.strides, a.dilation
+        oh = (xp.shape[2] - dh * (kh - 1) - 1) // sh + 1
+        ow = (xp.shape[3] - dw * (kw - 1) - 1) // sw + 1
+
+        def window(v: Any, i: int, j: int) -> Any:
+            return v[..., i * dh: i * dh + sh * (oh - 1) + 1: sh,
+                     j * dw: j * dw + sw * (ow - 1) + 1: sw]
+
+        windows = [window(xp, i, j) for i in range(kh) for j in range(kw)]
+        if kind == "max":
+            out = _np.max(windows, axis=0)
+        elif a.count_include_pad:
+            out = _np.sum(windows, axis=0) / (kh * kw)
+        else:
+            counts = sum(window(ones, i, j) for i in range(kh) for j in range(kw))
+            out = _np.sum(windows, axis=0) / counts
+        return to_layout(out, "NCHW", a.out_layout)
+
+    return evaluate
+
+
+max_pool2d.evaluate(_eval_pool2d("max"))
+avg_pool2d.evaluate(_eval_pool2d("avg"))
