@@ -18,7 +18,8 @@ mantissa widths, bias and special encodings (:class:`~tvm.ffi.dtype.FloatFormat`
   ``float8_e8m0fnu`` rounds to the nearest power of two, ties up (and anything above
   ``2**-127`` below ``2**-126`` up); zero, negatives, infinity and NaN become its NaN
   ``0xFF``.  To a 2/4-bit integer, integers wrap to the low bits (like C casts) and floats
-  truncate toward zero to int32 first (NaN and values beyond int32 give 0);
+  truncate toward zero, a value the type cannot hold (NaN and infinities too) giving 0 (ONNX
+  leaves it undefined; its node suite's reference, through ml_dtypes >= 0.6, gives 0);
 * :func:`encode_constant` / :func:`decode_constant` -- the same conversions on Python
   numbers (through ``ml_dtypes``, which the TIR conversions match bit for bit), for
   constant folding.
@@ -36,10 +37,9 @@ import numpy as np
 from tvm.ffi.dtype import DTypeCode, FloatFormat, float_format, is_low_precision, parse_dtype
 
 from ..expr import (
-    Broadcast, Cast, FloatImm, IntImm, Let, PrimExpr, Select, Var, element_of, lanes_of,
-    with_lanes,
+    GT, LT, And, Broadcast, Cast, FloatImm, IntImm, Let, PrimExpr, Select, Var, element_of,
+    lanes_of, with_lanes,
 )
-from ..op import abs as _abs
 from ..op import bitwise_and, bitwise_or, bitwise_xor, reinterpret, shift_left, shift_right
 from ..op import max as _max
 from ..op import min as _min
@@ -174,22 +174,25 @@ def encode(value: PrimExpr, dtype: str, share: bool = True) -> PrimExpr:
     if fmt is None:
         if not is_low_precision(dtype):
             raise TypeError(f"encode: {dtype} is not a low-precision dtype")
-        return _encode_int(value, nbits, share)
+        return _encode_int(value, nbits, code == DTypeCode.INT, share)
     x = _cast("float32", value)
     u = reinterpret(_t("uint32", x), x)
     return _share(u, lambda u: _encode_float(u, fmt, share), share, "lp_src")
 
 
-def _encode_int(value: PrimExpr, nbits: int, share: bool) -> PrimExpr:
+def _encode_int(value: PrimExpr, nbits: int, signed: bool, share: bool) -> PrimExpr:
     mask = (1 << nbits) - 1
     code, bits, _ = parse_dtype(value.dtype)
     if _is_float(value.dtype):
-        # truncated toward zero to int32, then wrapped; NaN and values out of the int32
-        # range give 0 (the low bits of INT_MIN, what ml_dtypes gets on x86)
+        # truncated toward zero; a value whose truncation the type cannot hold (NaN and the
+        # infinities too) gives 0, as the ONNX node suite's reference (ml_dtypes >= 0.6) does
         x = value if bits in (32, 64) and code == DTypeCode.FLOAT else _cast("float32", value)
         fdt = element_of(x.dtype)
-        zero, limit = FloatImm(fdt, 0.0), FloatImm(fdt, 2.0**31)
-        safe = _share(x, lambda x: Select(_abs(x) < limit, x, zero), share, "lp_src")
+        lo, hi = _int_range(nbits, signed)
+        zero = FloatImm(fdt, 0.0)
+        below, above = FloatImm(fdt, float(lo - 1)), FloatImm(fdt, float(hi + 1))
+        safe = _share(x, lambda x: Select(And(GT(x, below), LT(x, above)), x, zero), share,
+                      "lp_src")
         ivalue = Cast(_t("int32", x), safe)
     elif code == DTypeCode.BOOL:
         ivalue = _cast("int32", value)
@@ -274,6 +277,11 @@ def _encode_e8m0(s: PrimExpr, a: PrimExpr, exps: PrimExpr, mant: PrimExpr, is_na
 # --------------------------------------------------------------------------- constants
 
 
+def _int_range(nbits: int, signed: bool) -> tuple[int, int]:
+    """The values a 2/4-bit integer type holds."""
+    return (-(1 << (nbits - 1)), (1 << (nbits - 1)) - 1) if signed else (0, (1 << nbits) - 1)
+
+
 def _np_type(dtype: str) -> Any:
     from tvm.ffi.dtype import to_numpy_dtype
 
@@ -288,7 +296,8 @@ def encode_constant(value: Any, src_dtype: str, dtype: str) -> int:
         mask = (1 << nbits) - 1
         if isinstance(value, float) or _is_float(src_dtype):
             v = float(value)
-            return int(v) & mask if math.isfinite(v) and abs(v) < 2.0**31 else 0
+            lo, hi = _int_range(nbits, code == DTypeCode.INT)
+            return int(v) & mask if math.isfinite(v) and lo <= int(v) <= hi else 0
         return int(value) & mask
     with np.errstate(all="ignore"):
         if _is_float(src_dtype):
@@ -303,9 +312,9 @@ def cast_array(values: Any, dtype: str) -> np.ndarray:
     """``values`` (a numpy array or number) converted to ``dtype`` as compiled code converts
     it, for evaluating casts at compile time: ``astype`` (``ml_dtypes`` for the low-precision
     float formats, which :func:`encode` matches bit for bit), except floats to a 2/4-bit
-    integer, which follow :func:`encode`'s rule (truncated toward zero to int32, the low bits
-    kept; NaN and values beyond int32 give 0) where ``ml_dtypes`` leaves out-of-range values
-    to chance (its answer changed between releases)."""
+    integer, which follow :func:`encode`'s rule (truncated toward zero; 0 when the type cannot
+    hold the result, NaN and infinities included), which ``ml_dtypes`` before 0.6 left to
+    chance."""
     arr = np.asarray(values)
     target = _np_type(dtype)
     if not (is_low_precision_int(dtype) and arr.dtype.kind == "f"):
@@ -317,13 +326,12 @@ def cast_array(values: Any, dtype: str) -> np.ndarray:
             window = (x > 2.0**-127) & (x < 2.0**-126)
             out = np.where(window, np.uint8(1), out.view(np.uint8)).astype(np.uint8).view(target)
         return out
-    nbits = parse_dtype(dtype)[1]
-    x = arr.astype(np.float64)
-    ok = np.isfinite(x) & (np.abs(x) < 2.0**31)
-    low = np.trunc(np.where(ok, x, 0.0)).astype(np.int64) & ((1 << nbits) - 1)
-    if parse_dtype(dtype)[0] == DTypeCode.INT:
-        low = np.where(low >= 1 << (nbits - 1), low - (1 << nbits), low)
-    return low.astype(np.int32).astype(target)
+    code, nbits, _ = parse_dtype(dtype)
+    lo, hi = _int_range(nbits, code == DTypeCode.INT)
+    with np.errstate(all="ignore"):
+        t = np.trunc(arr.astype(np.float64))
+        t = np.where(np.isfinite(t) & (t >= lo) & (t <= hi), t, 0.0)
+    return t.astype(np.int32).astype(target)
 
 
 def decode_constant(bits: int, dtype: str) -> Any:
