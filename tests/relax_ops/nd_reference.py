@@ -135,8 +135,7 @@ def grid_sample(x, grid, method="bilinear", padding_mode="zeros", align_corners=
                 s = sizes[k]
                 v = (g[k] + 1) / 2 * (s - 1) if align_corners else ((g[k] + 1) * s - 1) / 2
                 if method == "nearest":
-                    v = float(np.rint(v)) if nsp != 3 else math.floor(v + 0.5) if v >= 0 else \
-                        math.ceil(v - 0.5)
+                    v = float(np.rint(v))
                 lo, hi = bounds[k]
                 if v < lo or v > hi:
                     if padding_mode == "border" and method != "bicubic":

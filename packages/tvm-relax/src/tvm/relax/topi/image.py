@@ -221,8 +221,8 @@ def grid_sample(
     borders is clamped (``border``, except for bicubic, as PyTorch and onnxruntime do) or
     reflected (``reflection``) first; taps outside the input read 0 (``zeros``), the
     nearest border pixel (``border``) or their reflection.
-    ``bicubic`` uses Keys' kernel with a = -0.75; ``nearest`` rounds half to even (2-d)
-    or half away from zero (3-d).
+    ``bicubic`` uses Keys' kernel with a = -0.75; ``nearest`` rounds half to even (as the
+    ONNX reference and PyTorch do, in 2-d and 3-d alike).
     """
     if method not in GRID_SAMPLE_METHODS:
         raise ValueError(f"grid_sample: unknown method {method!r}")
@@ -247,7 +247,7 @@ def grid_sample(
             x = (g + one) / cast(2, ft) * (size - one) if align_corners else \
                 ((g + one) * size - one) / cast(2, ft)
             if method == "nearest":
-                x = tir.op.nearbyint(x) if nsp != 3 else _round(x, "round")
+                x = tir.op.nearbyint(x)
             lo, hi = borders(k)
             if padding_mode == "border" and method != "bicubic":
                 x = Select(tir.any(LT(x, lo), tir.GT(x, hi)), Min(Max(x, zero), size - one), x)
