@@ -69,6 +69,9 @@ for _name in ("logical_and", "logical_or", "logical_xor"):
     _BINARY_INPUTS[_name] = lambda: (bools(3, 4), bools(4))
 
 _X4 = normal(1, 4, 6, 6)
+_E8M0_IN = np.concatenate([normal(12) * 1e3, np.array(
+    [0.0, -0.0, 1.0, 1.5, 1.75, 3.0, -6.0, 2.0**-127, 2.0**-130, np.inf, -np.inf, np.nan,
+     3.0e38, np.finfo(np.float32).max, 1.25, 1.5 * 2.0**-127], "float32")])
 
 
 def _case_table():
@@ -121,6 +124,19 @@ def _case_table():
                                                         count_include_pad=False),
         "relax.nn.avg_pool2d.include_pad": lambda: op.nn.avg_pool2d(
             c(_X4), 3, 1, padding=1, count_include_pad=True),
+        "relax.nn.max_pool_with_indices": lambda: op.nn.max_pool_with_indices(
+            c(ints(0, 4, 2, 3, 5, 6).astype("float32")), [3, 2], [2, 2], [1, 0, 1, 1],
+            ceil_mode=True),
+        "relax.nn.max_pool_with_indices.3d_col_major": lambda: op.nn.max_pool_with_indices(
+            c(ints(-3, 3, 1, 2, 4, 5, 3, dtype="int8")), [2, 3, 2], [1, 2, 1], [0, 1, 1, 1, 1, 0],
+            dilation=[2, 1, 1], storage_order=1),
+        "relax.bitcast": lambda: op.bitcast(c(normal(3, 4)), "int32"),
+        "relax.bitcast.to_float": lambda: op.bitcast(c(ints(0, 2**14, 3, 4, dtype="uint16")),
+                                                     "float16"),
+        "relax.cast_e8m0": lambda: op.cast_e8m0(c(_E8M0_IN), "up", True),
+        "relax.cast_e8m0.down": lambda: op.cast_e8m0(c(_E8M0_IN), "down", False),
+        "relax.cast_e8m0.nearest": lambda: op.cast_e8m0(c(_E8M0_IN), "nearest", True),
+        "relax.cast_e8m0.nearest_nosat": lambda: op.cast_e8m0(c(_E8M0_IN), "nearest", False),
     })
     for name in ("sum", "mean", "max", "min", "prod", "variance", "std"):
         cases[f"relax.{name}"] = lambda name=name: getattr(op, name)(

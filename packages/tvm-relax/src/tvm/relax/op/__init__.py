@@ -6,6 +6,7 @@ Each family module declares its operators with :func:`~tvm.relax.op.base.registe
 
 from . import base, builtin, image, nn, vision
 from .base import Attrs, OpSpec, get_op_spec, make_call, register_op
+from .bits import BitcastAttrs, CastE8M0Attrs, bitcast, cast_e8m0
 from .binary import *  # noqa: F403
 from .binary import BINARY_OPS
 from .call import call_dps_packed, call_pure_packed, call_tir, null_value, shape_of

@@ -60,30 +60,8 @@ def saturate(ctx: Any, x: Any, src: str, dtype: str) -> Any:
 
 
 def cast_e8m0(ctx: Any, x: Any, src: str, saturate_: bool, mode: str) -> Any:
-    """``x`` converted to ``float8_e8m0fnu`` the ONNX way (a small bit-level kernel)."""
-    from tvm import te, tir
-    from tvm.tir.op import bitwise_and, reinterpret, shift_right
-
-    def convert(v: Any) -> Any:
-        f = v if src == "float32" else v.astype("float32")
-        u = reinterpret("uint32", f)
-        exp = tir.Cast("int32", bitwise_and(shift_right(u, 23), 0xFF))
-        special = exp == 0xFF
-        if mode == "down":
-            up = tir.const(False, "bool")
-        elif mode == "up":
-            up = bitwise_and(u, 0x7FFFFF) > 0
-        else:
-            g = bitwise_and(u, 0x400000) > 0
-            r = bitwise_and(u, 0x200000) > 0
-            s = bitwise_and(u, 0x1FFFFF) > 0
-            up = g & (r | s | (exp > 0))
-        if saturate_:
-            up = up & (exp != 0xFE)
-        bits = tir.Select(special, tir.const(0xFF, "int32"), exp + tir.Cast("int32", up))
-        return reinterpret(E8M0, tir.Cast("uint8", bits))
-
-    def fn(t: Any) -> Any:
-        return te.compute(t.shape, lambda *i: convert(t[i]), name="cast_e8m0")
-
-    return ctx.bb.emit_te(fn, x, primfunc_name_hint="cast_e8m0")
+    """``x`` (of dtype ``src``) converted to ``float8_e8m0fnu`` the ONNX way
+    (``relax.cast_e8m0``)."""
+    if src not in _STANDARD_FLOATS and src != "bfloat16":
+        x = R.astype(x, "float32")  # integers and other low-precision types: exact
+    return R.cast_e8m0(x, mode, saturate_)

@@ -1,5 +1,5 @@
 """ONNX operators lowered with small tensor-expression kernels (``emit_te``) or constant
-matrices: N-d pooling beyond 2-d, BitCast, DFT, BatchNormalization in training mode; and
+matrices: BitCast (``relax.bitcast``), DFT, BatchNormalization in training mode; and
 GridSample / RoiAlign, which are the Relax ops ``relax.image.grid_sample`` and
 ``relax.vision.roi_align``."""
 
@@ -10,95 +10,9 @@ from typing import Any
 import numpy as np
 
 from tvm import te, tir
-from tvm.tir.op import reinterpret
 
 from .common import R, converter, onnx_dtype_to_str
 from .ops_math import scalar
-
-
-# -- N-d pooling -------------------------------------------------------------------------------
-def pool_te(ctx: Any, x: Any, kind: str, kernel: list[int], strides: list[int],
-            pads: list[int], dilations: list[int], ceil_mode: bool,
-            count_include_pad: bool, with_indices: bool = False,
-            storage_order: int = 0) -> Any:
-    """Max / average pooling over every spatial axis of an (N, C, ...) tensor; max pooling
-    can also return the flat (row- or column-major) index of each maximum."""
-    shape = ctx.importer.shape_of(x)
-    nsp = len(kernel)
-    sizes = shape[2:]
-    if not all(isinstance(d, int) for d in sizes):
-        raise ctx.unsupported("needs static spatial dimensions")
-    dt = ctx.importer.dtype_of(x)
-    outs = []
-    for i in range(nsp):
-        span = (kernel[i] - 1) * dilations[i] + 1
-        total = sizes[i] + pads[i] + pads[i + nsp] - span
-        out = (-(-total // strides[i]) if ceil_mode else total // strides[i]) + 1
-        if ceil_mode and (out - 1) * strides[i] >= sizes[i] + pads[i]:
-            out -= 1
-        outs.append(out)
-
-    def fn(data: Any) -> Any:
-        raxes = [te.reduce_axis((0, k), name=f"k{i}") for i, k in enumerate(kernel)]
-
-        def positions(idx: Any) -> list[Any]:
-            return [idx[2 + i] * strides[i] - pads[i] + raxes[i] * dilations[i]
-                    for i in range(nsp)]
-
-        def inside(pos: list[Any], hi_pad: bool) -> Any:
-            cond = None
-            for i, p in enumerate(pos):
-                lo = -pads[i] if hi_pad else 0
-                hi = sizes[i] + pads[i + nsp] if hi_pad else sizes[i]
-                c = tir.all(p >= lo, p < hi)
-                cond = c if cond is None else tir.all(cond, c)
-            return cond
-
-        def load(idx: Any, pos: list[Any]) -> Any:
-            clamped = [tir.max(tir.min(p, sizes[i] - 1), 0) for i, p in enumerate(pos)]
-            return data[(idx[0], idx[1], *clamped)]
-
-        out_shape = [*shape[:2], *outs]
-        if kind == "max":
-            def body(*idx: Any) -> Any:
-                pos = positions(idx)
-                v = tir.if_then_else(inside(pos, False), load(idx, pos), tir.min_value(dt))
-                return te.max(v, axis=raxes)
-            pooled = te.compute(out_shape, body, name="max_pool")
-            if not with_indices:
-                return pooled
-
-            def flat(idx: Any, pos: list[Any]) -> Any:
-                order = list(range(nsp)) if storage_order == 0 else list(range(nsp))[::-1]
-                lin = idx[0] * shape[1] + idx[1]
-                for i in order:
-                    lin = lin * sizes[i] + pos[i]
-                return lin
-
-            def arg_body(*idx: Any) -> Any:
-                pos = positions(idx)
-                hit = tir.all(inside(pos, False), load(idx, pos) == pooled[idx])
-                big = tir.const(2**62, "int64")
-                return te.min(tir.if_then_else(hit, tir.Cast("int64", flat(idx, pos)), big),
-                              axis=raxes)
-            return [pooled, te.compute(out_shape, arg_body, name="max_pool_index")]
-
-        def sum_body(*idx: Any) -> Any:
-            pos = positions(idx)
-            return te.sum(tir.if_then_else(inside(pos, False), load(idx, pos),
-                                           tir.const(0, dt)), axis=raxes)
-
-        def count_body(*idx: Any) -> Any:
-            pos = positions(idx)
-            return te.sum(tir.if_then_else(inside(pos, count_include_pad), tir.const(1, dt),
-                                           tir.const(0, dt)), axis=raxes)
-
-        total = te.compute(out_shape, sum_body, name="pool_sum")
-        count = te.compute(out_shape, count_body, name="pool_count")
-        return te.compute(out_shape, lambda *i: total[i] / tir.max(count[i], tir.const(1, dt)),
-                          name="avg_pool")
-
-    return ctx.bb.emit_te(fn, x, primfunc_name_hint=f"{kind}_pool{nsp}d")
 
 
 # -- BitCast -----------------------------------------------------------------------------------
@@ -108,19 +22,12 @@ def _bitcast(ctx: Any) -> Any:
     src = ctx.dtype(0)
     if src == to:
         return ctx.input(0)
-    bits = {"bool": 8, "int8": 8, "uint8": 8, "int16": 16, "uint16": 16, "float16": 16,
-            "bfloat16": 16, "int32": 32, "uint32": 32, "float32": 32, "int64": 64,
-            "uint64": 64, "float64": 64}
-    if bits.get(src) != bits.get(to):
-        raise ctx.unsupported(f"bit casts between {src} and {to} (different sizes)")
-    if src == "bool" or to == "bool":
+    if src == "bool" or to == "bool":  # bool is a value, not a bit pattern: 0/1 <-> 0/1
+        if {src, to} - {"bool", "int8", "uint8"}:
+            raise ctx.unsupported(f"bit casts between {src} and {to} (different sizes)")
         return R.astype(ctx.input(0), to) if to != "bool" else R.not_equal(
             ctx.input(0), ctx.const_expr(0, src))
-
-    def fn(x: Any) -> Any:
-        return te.compute(x.shape, lambda *i: reinterpret(to, x[i]), name="bitcast")
-
-    return ctx.bb.emit_te(fn, ctx.input(0), primfunc_name_hint="bitcast")
+    return R.bitcast(ctx.input(0), to)
 
 
 # -- DFT ---------------------------------------------------------------------------------------

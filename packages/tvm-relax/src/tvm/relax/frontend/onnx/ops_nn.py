@@ -158,31 +158,35 @@ def _pool(kind: str) -> Any:
         pads = _auto_pads(ctx, ctx.shape(0)[2:], kernel, strides, dilations)
         ceil_mode = bool(ctx.attr("ceil_mode", 0))
         x = ctx.input(0)
-        if (nsp > 2 and kind in ("max", "avg")) or with_indices:
-            from .ops_misc import pool_te
-
-            out = pool_te(ctx, x, kind, kernel, strides, pads, dilations, ceil_mode,
-                          bool(ctx.attr("count_include_pad", 0)), with_indices,
-                          ctx.attr("storage_order", 0))
+        if with_indices or (kind == "max" and nsp > 3):
+            if any(not isinstance(d, int) for d in ctx.shape(0)[2:]):
+                raise ctx.unsupported("needs static spatial dimensions")
+            out = R.nn.max_pool_with_indices(x, kernel, strides, pads, dilations, ceil_mode,
+                                             ctx.attr("storage_order", 0))
             if with_indices:
                 return [ctx.emit(relax_tuple_item(out, 0)), ctx.emit(relax_tuple_item(out, 1))]
-            return out
-        if nsp > 2:
-            raise ctx.unsupported(f"{nsp}-d LpPool")
+            return ctx.emit(relax_tuple_item(out, 0))
+        if nsp > 3:
+            raise ctx.unsupported(f"{nsp}-d {'LpPool' if kind == 'lp' else 'AveragePool'}")
         if nsp == 1:
             x = _to_2d(ctx, x)
-        args = (_lift(kernel, nsp, 1), _lift(strides, nsp, 1), _lift_pads(pads, nsp),
-                _lift(dilations, nsp, 1), ceil_mode)
+        if nsp == 3:
+            args = (kernel, strides, pads, dilations, ceil_mode)
+            max_pool, avg_pool = R.nn.max_pool3d, R.nn.avg_pool3d
+        else:
+            args = (_lift(kernel, nsp, 1), _lift(strides, nsp, 1), _lift_pads(pads, nsp),
+                    _lift(dilations, nsp, 1), ceil_mode)
+            max_pool, avg_pool = R.nn.max_pool2d, R.nn.avg_pool2d
         if kind == "max":
-            y = R.nn.max_pool2d(x, *args)
+            y = max_pool(x, *args)
         elif kind == "avg":
-            y = R.nn.avg_pool2d(x, *args, bool(ctx.attr("count_include_pad", 0)))
+            y = avg_pool(x, *args, bool(ctx.attr("count_include_pad", 0)))
         else:  # lp
             p = float(ctx.attr("p", 2))
             dt = ctx.dtype(0)
             xp = R.power(R.abs(x), scalar(ctx, p, dt))
             n = float(np.prod(kernel))
-            y = R.nn.avg_pool2d(xp, *args, True) * scalar(ctx, n, dt)
+            y = avg_pool(xp, *args, True) * scalar(ctx, n, dt)
             y = R.power(y, scalar(ctx, 1.0 / p, dt))
         if nsp == 1:
             y = R.squeeze(y, [2])

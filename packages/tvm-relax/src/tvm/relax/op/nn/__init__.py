@@ -13,10 +13,11 @@ from .norm import (
 )
 from .pad import PadAttrs, pad
 from .pooling import (
-    AdaptivePool1DAttrs, AdaptivePool2DAttrs, AdaptivePool3DAttrs, Pool1DAttrs, Pool2DAttrs,
-    Pool3DAttrs, adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d,
-    adaptive_max_pool1d, adaptive_max_pool2d, adaptive_max_pool3d, avg_pool1d, avg_pool2d,
-    avg_pool3d, max_pool1d, max_pool2d, max_pool3d,
+    AdaptivePool1DAttrs, AdaptivePool2DAttrs, AdaptivePool3DAttrs, MaxPoolWithIndicesAttrs,
+    Pool1DAttrs, Pool2DAttrs, Pool3DAttrs, adaptive_avg_pool1d, adaptive_avg_pool2d,
+    adaptive_avg_pool3d, adaptive_max_pool1d, adaptive_max_pool2d, adaptive_max_pool3d,
+    avg_pool1d, avg_pool2d, avg_pool3d, max_pool1d, max_pool2d, max_pool3d,
+    max_pool_with_indices,
 )
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "Conv1DAttrs", "Conv2DAttrs", "Conv3DAttrs", "Conv1DTransposeAttrs", "Conv2DTransposeAttrs",
     "Conv3DTransposeAttrs",
     "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
+    "max_pool_with_indices", "MaxPoolWithIndicesAttrs",
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
     "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
     "Pool1DAttrs", "Pool2DAttrs", "Pool3DAttrs",

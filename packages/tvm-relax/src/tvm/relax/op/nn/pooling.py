@@ -1,5 +1,7 @@
 """Pooling over 1, 2 or 3 spatial axes: ``relax.nn.max_pool{1,2,3}d``,
-``avg_pool{1,2,3}d``, ``adaptive_avg_pool{1,2,3}d`` and ``adaptive_max_pool{1,2,3}d``.
+``avg_pool{1,2,3}d``, ``adaptive_avg_pool{1,2,3}d`` and ``adaptive_max_pool{1,2,3}d``; and
+``relax.nn.max_pool_with_indices`` (N-d, channels first), which also returns where each
+maximum is.
 
 The spatial axes are the ``D``/``H``/``W`` letters of ``layout`` (``NCW``, ``NCHW``,
 ``NCDHW`` or channels-last ``NWC``, ``NHWC``, ``NDHWC``).
@@ -13,7 +15,7 @@ from tvm.ffi import register_object
 from tvm.tir.expr import IntImm
 
 from ...expr import Call, Expr
-from ...struct_info import StructInfo, TensorStructInfo
+from ...struct_info import StructInfo, TensorStructInfo, TupleStructInfo
 from .._lower import te_call
 from .._utils import out_tensor
 from ..base import Attrs, arg_tensor, make_call, op_error, register_op
@@ -23,7 +25,7 @@ __all__ = [
     "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
     "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
-    "Pool1DAttrs", "Pool2DAttrs", "Pool3DAttrs",
+    "max_pool_with_indices", "MaxPoolWithIndicesAttrs", "Pool1DAttrs", "Pool2DAttrs", "Pool3DAttrs",
     "AdaptivePool1DAttrs", "AdaptivePool2DAttrs", "AdaptivePool3DAttrs",
 ]
 
@@ -277,3 +279,152 @@ def _eval_pool2d(kind: str) -> Any:
 
 max_pool2d.evaluate(_eval_pool2d("max"))
 avg_pool2d.evaluate(_eval_pool2d("avg"))
+
+
+# -- max pooling with the indices of the maxima (N-d) ---------------------------------------
+@register_object("relax.attrs.MaxPoolWithIndicesAttrs")
+class MaxPoolWithIndicesAttrs(Attrs):
+    """Window attributes (one value per spatial axis; ``padding``: all befores then all
+    afters) and ``storage_order`` (0: the index is row-major, 1: column-major)."""
+
+    pool_size: tuple = (1,)
+    strides: tuple = (1,)
+    padding: tuple = (0, 0)
+    dilation: tuple = (1,)
+    ceil_mode: bool = False
+    storage_order: int = 0
+
+
+@register_op("relax.nn.max_pool_with_indices", inputs=("data",),
+             attrs=MaxPoolWithIndicesAttrs, op_pattern="opaque")
+def max_pool_with_indices(
+    data: Expr, pool_size: Sequence[int], strides: Optional[Sequence[int]] = None,
+    padding: Optional[Sequence[int]] = None, dilation: Optional[Sequence[int]] = None,
+    ceil_mode: bool = False, storage_order: int = 0,
+) -> Call:
+    """Max pooling over every spatial axis of an ``(N, C, ...)`` tensor (any number of
+    them), returning ``(values, indices)``: the int64 flat index, within the whole unpadded
+    input, of the first maximum of each window (ONNX MaxPool's second output).  Padding
+    never wins; ``ceil_mode`` keeps a last partial window that starts inside the input or
+    the leading padding."""
+    nsp = len(pool_size)
+    name = "max_pool_with_indices"
+    if int(storage_order) not in (0, 1):
+        raise ValueError(f"{name}: storage_order must be 0 or 1, got {storage_order}")
+    return make_call("relax.nn.max_pool_with_indices", [data], MaxPoolWithIndicesAttrs(
+        pool_size=window_tuple(tuple(pool_size), nsp, f"{name}: pool_size"),
+        strides=window_tuple(1 if strides is None else strides, nsp, f"{name}: strides"),
+        padding=padding_tuple(0 if padding is None else padding, nsp, f"{name}: padding"),
+        dilation=window_tuple(1 if dilation is None else dilation, nsp, f"{name}: dilation"),
+        ceil_mode=bool(ceil_mode), storage_order=int(storage_order)))
+
+
+def _indices_out_sizes(a: Any, sizes: Sequence[Any]) -> list[Any]:
+    from ...topi.nn import pool_out_dim
+
+    nsp = len(a.pool_size)
+    return [pool_out_dim(sizes[i], a.pool_size[i], a.strides[i], a.dilation[i], a.padding[i],
+                         a.padding[i + nsp], a.ceil_mode) for i in range(nsp)]
+
+
+@max_pool_with_indices.infer
+def _infer_max_pool_with_indices(call: Call, ctx: Any) -> StructInfo:
+    x = arg_tensor(call, 0)
+    a = call.attrs
+    nsp = len(a.pool_size)
+    if x.ndim not in (-1, nsp + 2):
+        raise op_error(call, f"data must have {nsp + 2} dimensions, got {x.ndim}")
+    if x.shape_values is None:
+        outs = [out_tensor(x, None, ndim=nsp + 2), out_tensor(x, None, "int64", nsp + 2)]
+    else:
+        shape = [*x.shape_values[:2], *_indices_out_sizes(a, x.shape_values[2:])]
+        outs = [out_tensor(x, shape, ctx=ctx), out_tensor(x, shape, "int64", ctx=ctx)]
+    return TupleStructInfo(outs)
+
+
+@max_pool_with_indices.legalize
+def _legalize_max_pool_with_indices(bb: Any, call: Call) -> Expr:
+    from tvm import te, tir
+
+    x = call.args[0].struct_info
+    a = call.attrs
+    sizes = [] if x.shape_values is None else list(x.shape_values[2:])
+    if x.shape_values is None or not all(isinstance(d, IntImm) for d in sizes):
+        return call  # the flat index needs static spatial sizes
+    sizes = [int(d.value) for d in sizes]
+    nsp = len(sizes)
+    kernel, strides, pads, dilations = a.pool_size, a.strides, a.padding, a.dilation
+    order = list(range(nsp)) if a.storage_order == 0 else list(range(nsp))[::-1]
+    dt = x.dtype
+
+    def fn(data: Any) -> Any:
+        shape = data.shape
+        raxes = [te.reduce_axis((0, k), name=f"k{i}") for i, k in enumerate(kernel)]
+        out_shape = [*shape[:2], *_indices_out_sizes(a, sizes)]
+
+        def positions(idx: Any) -> list[Any]:
+            return [idx[2 + i] * strides[i] - pads[i] + raxes[i] * dilations[i]
+                    for i in range(nsp)]
+
+        def inside(pos: list[Any]) -> Any:
+            return tir.all(*[tir.all(p >= 0, p < sizes[i]) for i, p in enumerate(pos)])
+
+        def load(idx: Any, pos: list[Any]) -> Any:
+            clamped = [tir.max(tir.min(p, sizes[i] - 1), 0) for i, p in enumerate(pos)]
+            return data[(idx[0], idx[1], *clamped)]
+
+        def body(*idx: Any) -> Any:
+            pos = positions(idx)
+            v = tir.if_then_else(inside(pos), load(idx, pos), tir.min_value(dt))
+            return te.max(v, axis=raxes)
+
+        pooled = te.compute(out_shape, body, name="max_pool")
+
+        def flat(idx: Any, pos: list[Any]) -> Any:
+            lin = idx[0] * shape[1] + idx[1]
+            for i in order:
+                lin = lin * sizes[i] + pos[i]
+            return lin
+
+        def arg_body(*idx: Any) -> Any:
+            pos = positions(idx)
+            hit = tir.all(inside(pos), load(idx, pos) == pooled[idx])
+            big = tir.const(2**62, "int64")
+            return te.min(tir.if_then_else(hit, tir.Cast("int64", flat(idx, pos)), big),
+                          axis=raxes)
+
+        return [pooled, te.compute(out_shape, arg_body, name="max_pool_index")]
+
+    return te_call(bb, call, fn, call.args[0])
+
+
+@max_pool_with_indices.evaluate
+def _eval_max_pool_with_indices(call: Call, data: Any) -> Any:
+    import itertools
+
+    a = call.attrs
+    x = _np.asarray(data)
+    n, c, *sizes = x.shape
+    nsp = len(sizes)
+    outs = [int(d) for d in _indices_out_sizes(a, sizes)]
+    order = list(range(nsp)) if a.storage_order == 0 else list(range(nsp))[::-1]
+    low = _np.finfo(x.dtype).min if x.dtype.kind == "f" else _np.iinfo(x.dtype).min
+    values = _np.full((n, c, *outs), low, x.dtype)
+    index = _np.full((n, c, *outs), 2**62, _np.int64)
+    lead = _np.arange(n)[:, None] * c + _np.arange(c)[None, :]
+    for o in itertools.product(*[range(d) for d in outs]):
+        for k in itertools.product(*[range(d) for d in a.pool_size]):
+            pos = [o[i] * a.strides[i] - a.padding[i] + k[i] * a.dilation[i]
+                   for i in range(nsp)]
+            if not all(0 <= p < s for p, s in zip(pos, sizes)):
+                continue
+            v = x[(slice(None), slice(None), *pos)]
+            lin = lead
+            for i in order:
+                lin = lin * sizes[i] + pos[i]
+            cell = (slice(None), slice(None), *o)
+            better = v > values[cell]
+            tie = (v == values[cell]) & (lin < index[cell])
+            values[cell] = _np.where(better, v, values[cell])
+            index[cell] = _np.where(better | tie, lin, index[cell])
+    return values, index
