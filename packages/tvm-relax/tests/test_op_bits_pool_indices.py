@@ -118,7 +118,6 @@ def test_onnx_max_pool_indices_is_max_pool_with_indices():
 
 
 def test_numpy_max_pool_with_indices_picks_the_first_maximum():
-    from tvm.relax.op.base import get_op_spec  # noqa: F401  (registry loaded)
     from tvm.relax.transform.numpy_eval import get_numpy_evaluator
 
     x = np.array([[[[1, 3, 3], [0, 3, 2]]]], "float32")

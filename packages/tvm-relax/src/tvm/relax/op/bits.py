@@ -26,10 +26,8 @@ E8M0 = "float8_e8m0fnu"
 E8M0_ROUND_MODES = ("up", "down", "nearest")
 
 
-def _same_shape(call: Call, x: TensorStructInfo, dtype: str) -> StructInfo:
-    if x.shape is not None:
-        return TensorStructInfo(x.shape, dtype, x.ndim, x.vdevice)
-    return TensorStructInfo(None, dtype, x.ndim, x.vdevice)
+def _same_shape(x: TensorStructInfo, dtype: str) -> StructInfo:
+    return TensorStructInfo(x.shape, dtype, x.ndim, x.vdevice)
 
 
 # -- bitcast -----------------------------------------------------------------------------------
@@ -52,8 +50,7 @@ def _infer_bitcast(call: Call, ctx: Any) -> StructInfo:
     if to == "bool":
         raise op_error(call, "cannot reinterpret bits as bool")
     if x.is_unknown_dtype:
-        return TensorStructInfo(x.shape, to, x.ndim, x.vdevice) if x.shape is not None \
-            else TensorStructInfo(None, to, x.ndim, x.vdevice)
+        return _same_shape(x, to)
     if x.dtype == "bool":
         raise op_error(call, "cannot reinterpret the bits of a bool tensor")
     src_t, to_t = DataType(x.dtype), DataType(to)
@@ -62,7 +59,7 @@ def _infer_bitcast(call: Call, ctx: Any) -> StructInfo:
     if src_t.bits != to_t.bits:
         raise op_error(call, f"{x.dtype} ({src_t.bits} bits) and {to} ({to_t.bits} bits) "
                              "differ in width")
-    return _same_shape(call, x, to)
+    return _same_shape(x, to)
 
 
 @bitcast.legalize
@@ -114,7 +111,7 @@ def _infer_cast_e8m0(call: Call, ctx: Any) -> StructInfo:
     if call.attrs.round_mode not in E8M0_ROUND_MODES:
         raise op_error(call, f"round_mode must be one of {list(E8M0_ROUND_MODES)}, got "
                              f"{call.attrs.round_mode!r}")
-    return _same_shape(call, x, E8M0)
+    return _same_shape(x, E8M0)
 
 
 @cast_e8m0.legalize
