@@ -113,3 +113,25 @@ def test_deform_conv2d_with_a_symbolic_batch_matches_numpy():
         relax.const(data), relax.const(offset), relax.const(weight), **kw))
     ref = evaluate_with_numpy(static, [data, offset, weight])
     np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)
+
+
+# -- the ONNX importer emits these ops (no private kernels) ------------------------------------
+@requires_llvm
+def test_onnx_shape_of_a_symbolic_input_is_shape_to_tensor():
+    pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+
+    from tvm.relax.frontend.onnx import from_onnx
+
+    graph = helper.make_graph(
+        [helper.make_node("Shape", ["x"], ["s"]),
+         helper.make_node("Cast", ["s"], ["y"], to=TensorProto.INT32)],
+        "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3])],
+        [helper.make_tensor_value_info("y", TensorProto.INT32, [2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    mod = from_onnx(model)
+    text = mod.script()
+    assert "R.shape_to_tensor(" in text and "call_tir" not in text, text
+    vm = relax.VirtualMachine(relax.build(mod, target="llvm"), tvm.runtime.cpu())
+    out = vm["main"](np.zeros((5, 3), "float32")).numpy()
+    assert out.dtype == np.int32 and out.tolist() == [5, 3]
