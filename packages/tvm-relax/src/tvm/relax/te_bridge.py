@@ -25,7 +25,7 @@ class _Converter:
         self.who = who
         self.inputs: list[Any] = []          # te placeholders, parameter order
         self.relax_args: list[Expr] = []     # the Relax values they stand for
-        self.scalar_vars: list[TirVar] = []  # tir vars passed through PrimValues
+        self.scalar_vars: list[TirVar] = []  # tir vars in PrimValue and shape arguments
         self._seen: dict[int, Any] = {}
 
     def convert(self, value: Any) -> Any:
