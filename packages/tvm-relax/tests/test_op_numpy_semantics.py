@@ -137,6 +137,18 @@ def _case_table():
         "relax.cast_e8m0.down": lambda: op.cast_e8m0(c(_E8M0_IN), "down", False),
         "relax.cast_e8m0.nearest": lambda: op.cast_e8m0(c(_E8M0_IN), "nearest", True),
         "relax.cast_e8m0.nearest_nosat": lambda: op.cast_e8m0(c(_E8M0_IN), "nearest", False),
+        "relax.nn.col2im": lambda: op.nn.col2im(
+            c(normal(2, 2 * 6, 15)), [5, 6], [2, 3], dilations=[2, 1], pads=[1, 0, 1, 1],
+            strides=[1, 2]),
+        "relax.nn.col2im.3d": lambda: op.nn.col2im(
+            c(normal(1, 3 * 2, 45)), [3, 4, 3], [1, 2, 1], strides=[2, 1, 2], pads=1),
+        "relax.vision.deform_conv2d": lambda: op.vision.deform_conv2d(
+            c(normal(1, 4, 5, 5)), c(uniform(-2, 2, 1, 2 * 2 * 9, 3, 3)),
+            c(normal(4, 2, 3, 3)), c(uniform(0, 1, 1, 2 * 9, 3, 3)), strides=2, padding=1,
+            groups=2, offset_groups=2),
+        "relax.vision.deform_conv2d.nomask": lambda: op.vision.deform_conv2d(
+            c(normal(2, 2, 4, 5)), c(uniform(-1.5, 1.5, 2, 2 * 4, 4, 3)),
+            c(normal(3, 2, 2, 2)), padding=[1, 0, 0, 0], dilation=[1, 2]),
     })
     for name in ("sum", "mean", "max", "min", "prod", "variance", "std"):
         cases[f"relax.{name}"] = lambda name=name: getattr(op, name)(

@@ -49,6 +49,13 @@ CASES = {
     "resize2d": lambda: op.image.resize2d(X, (4, 5), method="cubic", cubic_alpha=-0.75),
     "repeat": lambda: op.repeat(X, 2, axis=1),
     "squeeze": lambda: op.squeeze(op.expand_dims(X, 0), [0]),
+    "col2im": lambda: op.nn.col2im(op.reshape(X, [n, 12, 16]), [3, 3], [2, 2], pads=1,
+                                   strides=[1, 1]),
+    "deform_conv2d": lambda: op.vision.deform_conv2d(X, const((1, 18, 6, 6)), W, strides=1),
+    "deform_conv2d_mask": lambda: op.vision.deform_conv2d(
+        X, const((1, 54, 4, 4)), W, const((1, 27, 4, 4)), strides=2, padding=1,
+        offset_groups=3),
+    "shape_to_tensor": lambda: op.call.shape_to_tensor([n * 3, 8]),
 }
 
 
@@ -67,7 +74,8 @@ def test_operator_call_roundtrip(name):
     assert_structural_equal(R.parse(mod.script()), mod)
 
 
-@pytest.mark.parametrize("name", ["conv2d", "sort", "cumsum", "topk", "scatter_elements", "split"])
+@pytest.mark.parametrize("name", ["conv2d", "sort", "cumsum", "topk", "scatter_elements", "split",
+                                  "col2im", "deform_conv2d_mask", "shape_to_tensor"])
 def test_legalized_module_roundtrip(name):
     mod = LegalizeOps()(module(CASES[name]))
     assert_structural_equal(R.parse(mod.script()), mod)

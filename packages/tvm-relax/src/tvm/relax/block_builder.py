@@ -400,8 +400,9 @@ class BlockBuilder:
         """Emit ``call_tir`` of the PrimFunc that ``te_func`` builds from placeholders.
 
         Tensor arguments (by StructInfo) become ``te.placeholder``s, scalar PrimValues their
-        PrimExpr; ``te_func`` returns a te tensor (or a list).  Symbolic variables in the
-        output shapes that no input shape defines are passed as ``tir_vars``.  Keywords
+        PrimExpr, shape values the list of their PrimExprs; ``te_func`` returns a te tensor
+        (or a list).  Symbolic variables in the output shapes or the scalar and shape
+        arguments that no input shape defines are passed as ``tir_vars``.  Keywords
         ``primfunc_name_hint``, ``primfunc_attrs`` and ``name_hint`` are consumed here.
         """
         from .te_bridge import build_te_call

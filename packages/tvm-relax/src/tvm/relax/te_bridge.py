@@ -11,7 +11,9 @@ from tvm.tir.stmt_functor import free_vars
 from .errors import StructInfoError
 from .expr import Expr, Tuple
 from .op.call import call_tir
-from .struct_info import PrimStructInfo, TensorStructInfo, TupleStructInfo, to_shape_value
+from .struct_info import (
+    PrimStructInfo, ShapeStructInfo, TensorStructInfo, TupleStructInfo, to_shape_value,
+)
 
 __all__ = ["build_te_call"]
 
@@ -23,7 +25,7 @@ class _Converter:
         self.who = who
         self.inputs: list[Any] = []          # te placeholders, parameter order
         self.relax_args: list[Expr] = []     # the Relax values they stand for
-        self.scalar_vars: list[TirVar] = []  # tir vars passed through PrimValues
+        self.scalar_vars: list[TirVar] = []  # tir vars in PrimValue and shape arguments
         self._seen: dict[int, Any] = {}
 
     def convert(self, value: Any) -> Any:
@@ -67,12 +69,24 @@ class _Converter:
             if value is None:
                 raise StructInfoError(f"{self.who}: a scalar argument needs a known value")
             out = value
+            self._note_vars([value])
+        elif isinstance(sinfo, ShapeStructInfo):
+            if sinfo.values is None:
+                raise StructInfoError(f"{self.who}: a shape argument needs known values")
+            out = list(sinfo.values)
+            self._note_vars(out)
         else:
             raise StructInfoError(
                 f"{self.who}: cannot pass a value of {type(sinfo).__name__} to a te function"
             )
         self._seen[id(expr)] = out
         return out
+
+    def _note_vars(self, values: list) -> None:
+        for value in values:
+            for v in free_vars(value):
+                if all(v is not w for w in self.scalar_vars):
+                    self.scalar_vars.append(v)
 
 
 def _collect_tensors(out: Any, who: str) -> list[Any]:
@@ -110,8 +124,8 @@ def build_te_call(bb: Any, te_func: Callable[..., Any], args: tuple, kwargs: dic
     te_kwargs = conv.convert(kwargs)
     outs = _collect_tensors(te_func(*te_args, **te_kwargs), who)
     # a variable that is some input's dimension is bound by that buffer; any other one
-    # (only inside a compound input dimension such as ``n * 4``, or only in an output
-    # shape) is passed to the PrimFunc as a scalar
+    # (only inside a compound input dimension such as ``n * 4``, only in an output shape,
+    # or in the value of a scalar or shape argument) is passed to the PrimFunc as a scalar
     bound = {id(d) for t in conv.inputs for d in t.shape if isinstance(d, TirVar)}
     extra: dict[int, TirVar] = {}
     for t in (*conv.inputs, *outs):
@@ -119,6 +133,9 @@ def build_te_call(bb: Any, te_func: Callable[..., Any], args: tuple, kwargs: dic
             for v in free_vars(dim):
                 if id(v) not in bound:
                     extra.setdefault(id(v), v)
+    for v in conv.scalar_vars:
+        if id(v) not in bound:
+            extra.setdefault(id(v), v)
     tir_vars = list(extra.values())
     from tvm.te import create_prim_func
 

@@ -1,5 +1,5 @@
 """Calling lower-level functions from Relax: ``call_tir``, ``call_dps_packed``,
-``call_pure_packed``, plus ``shape_of`` and ``null_value``.
+``call_pure_packed``, plus ``shape_of``, ``shape_to_tensor`` and ``null_value``.
 
 ``call_tir(gv, args, out_sinfo)`` is destination-passing: the TIR function ``gv`` takes the
 inputs followed by the outputs (allocated by the caller, described by ``out_sinfo``) and,
@@ -23,7 +23,8 @@ from ..struct_info import (
 )
 from .base import arg_sinfo, arg_tensor, make_call, op_error, register_op
 
-__all__ = ["call_tir", "call_dps_packed", "call_pure_packed", "shape_of", "null_value"]
+__all__ = ["call_tir", "call_dps_packed", "call_pure_packed", "shape_of", "shape_to_tensor",
+           "null_value"]
 
 OutSInfo = Union[StructInfo, Sequence[StructInfo]]
 
@@ -163,6 +164,34 @@ def _infer_shape_of(call: Call, ctx: Any) -> StructInfo:
     x = arg_tensor(call, 0)
     values = x.shape_values
     return ShapeStructInfo(values) if values is not None else ShapeStructInfo(ndim=x.ndim)
+
+
+@register_op("relax.shape_to_tensor", inputs=("shape",), op_pattern="injective")
+def shape_to_tensor(shape: Union[Expr, Sequence[Any]]) -> Call:
+    """The values of ``shape`` (a shape value, or a list of dimensions that may be symbolic)
+    as a 1-d int64 tensor: the inverse of ``vm.builtin.tensor_to_shape``, for computing on
+    shapes (ONNX ``Shape`` of a tensor with symbolic dimensions)."""
+    if isinstance(shape, (list, tuple)):
+        shape = ShapeExpr(shape)
+    return make_call("relax.shape_to_tensor", [shape])
+
+
+@shape_to_tensor.infer
+def _infer_shape_to_tensor(call: Call, ctx: Any) -> StructInfo:
+    shape = arg_sinfo(call, 0)
+    if not isinstance(shape, ShapeStructInfo):
+        raise op_error(call, "argument 'shape' must be a shape value")
+    return TensorStructInfo(None if shape.ndim < 0 else [shape.ndim], "int64", 1)
+
+
+@shape_to_tensor.legalize
+def _legalize_shape_to_tensor(bb: Any, call: Call) -> Expr:
+    from ..topi import transform
+    from ._lower import te_call
+
+    if call.args[0].struct_info.values is None:
+        return call
+    return te_call(bb, call, transform.shape_values, call.args[0])
 
 
 @register_op("relax.null_value", inputs=())

@@ -1,8 +1,9 @@
-"""Vision operators (``relax.vision.*``): ``roi_align``, ``non_max_suppression``."""
+"""Vision operators (``relax.vision.*``): ``roi_align``, ``non_max_suppression``,
+``deform_conv2d``."""
 
 from __future__ import annotations
 
-from typing import Any, Sequence, Union
+from typing import Any, Optional, Sequence, Union
 
 from tvm.ffi import register_object
 
@@ -12,11 +13,12 @@ from ..struct_info import StructInfo, TensorStructInfo
 from ._elementwise import is_int_or_bool
 from ._infer import dim_str
 from ._lower import prim_func_call, te_call
-from ._utils import check_float, const_dim, out_tensor
+from ._utils import check_float, const_dim, out_tensor, simplify_dims
 from .base import Attrs, arg_tensor, make_call, op_error, register_op
-from .nn._layout import window_tuple
+from .nn._layout import padding_tuple, window_tuple
 
-__all__ = ["roi_align", "ROIAlignAttrs", "non_max_suppression", "NonMaxSuppressionAttrs"]
+__all__ = ["roi_align", "ROIAlignAttrs", "non_max_suppression", "NonMaxSuppressionAttrs",
+           "deform_conv2d", "DeformConv2DAttrs"]
 
 
 @register_object("relax.attrs.ROIAlignAttrs")
@@ -207,3 +209,147 @@ def _legalize_non_max_suppression(bb: Any, call: Call) -> Expr:
     k = bind_count(bb, bb.emit(TupleGetItem(out, 1)), "num_selected")
     return te_call(bb, call, data_dependent.crop, bb.emit(TupleGetItem(out, 0)), 0, k,
                    primfunc_name_hint="non_max_suppression_crop")
+
+
+# -- deform_conv2d -----------------------------------------------------------------------------
+@register_object("relax.attrs.DeformConv2DAttrs")
+class DeformConv2DAttrs(Attrs):
+    """``padding``: (top, left, bottom, right); ``offset_groups``: input channel groups that
+    share one set of offsets (and mask)."""
+
+    strides: tuple = (1, 1)
+    padding: tuple = (0, 0, 0, 0)
+    dilation: tuple = (1, 1)
+    groups: int = 1
+    offset_groups: int = 1
+
+
+@register_op("relax.vision.deform_conv2d", inputs=None, attrs=DeformConv2DAttrs,
+             op_pattern="opaque")
+def deform_conv2d(
+    data: Expr, offset: Expr, weight: Expr, mask: Optional[Expr] = None,
+    strides: Union[int, Sequence[int]] = 1, padding: Union[int, Sequence[int]] = 0,
+    dilation: Union[int, Sequence[int]] = 1, groups: int = 1, offset_groups: int = 1,
+) -> Call:
+    """Deformable 2-d convolution (ONNX DeformConv without bias; torchvision
+    ``deform_conv2d``): ``data`` (N, C, H, W), ``weight`` (OC, C / groups, kh, kw),
+    ``offset`` (N, offset_groups * 2 * kh * kw, OH, OW) holding (dy, dx) per offset group
+    and kernel tap, optional ``mask`` (N, offset_groups * kh * kw, OH, OW) scaling each
+    sample.  Tap ``(i, j)`` of output ``(y, x)`` reads ``data`` bilinearly (zero outside the
+    image) at ``(y * sh - top + i * dh + dy, x * sw - left + j * dw + dx)``.
+    """
+    for name, v in (("groups", groups), ("offset_groups", offset_groups)):
+        if int(v) < 1:
+            raise ValueError(f"deform_conv2d: {name} must be positive, got {v}")
+    args = [data, offset, weight] + ([] if mask is None else [mask])
+    return make_call("relax.vision.deform_conv2d", args, DeformConv2DAttrs(
+        strides=window_tuple(strides, 2, "deform_conv2d: strides"),
+        padding=padding_tuple(padding, 2, "deform_conv2d: padding"),
+        dilation=window_tuple(dilation, 2, "deform_conv2d: dilation"),
+        groups=int(groups), offset_groups=int(offset_groups)))
+
+
+def _deform_out(a: Any, h: Any, w: Any, kh: Any, kw: Any) -> list:
+    return [(h + a.padding[0] + a.padding[2] - a.dilation[0] * (kh - 1) - 1) // a.strides[0] + 1,
+            (w + a.padding[1] + a.padding[3] - a.dilation[1] * (kw - 1) - 1) // a.strides[1] + 1]
+
+
+@deform_conv2d.infer
+def _infer_deform_conv2d(call: Call, ctx: Any) -> StructInfo:
+    if len(call.args) not in (3, 4):
+        raise op_error(call, f"expects 3 or 4 arguments (data, offset, weight[, mask]), got "
+                             f"{len(call.args)}")
+    names = ("data", "offset", "weight", "mask")
+    ts = [arg_tensor(call, k) for k in range(len(call.args))]
+    for name, t in zip(names, ts):
+        check_float(call, t, name)
+        if t.ndim not in (-1, 4):
+            raise op_error(call, f"{name} must have 4 dimensions, got {t.ndim}")
+        if not t.is_unknown_dtype and not ts[0].is_unknown_dtype and t.dtype != ts[0].dtype:
+            raise op_error(call, f"{name} ({t.dtype}) and data ({ts[0].dtype}) dtypes differ")
+    data, offset, weight = ts[:3]
+    if data.shape_values is None or weight.shape_values is None:
+        return out_tensor(data, None, ndim=4)
+    a = call.attrs
+    analyzer = getattr(ctx, "analyzer", None)
+    n, c, h, w = data.shape_values
+    oc, cg, kh, kw = weight.shape_values
+    taps = kh * kw
+    checks = [(c, cg * a.groups, "data channels", "groups * weight input channels")]
+    expected = {1: a.offset_groups * 2 * taps, 3: a.offset_groups * taps}
+    oh, ow = _deform_out(a, h, w, kh, kw)
+    for k in range(1, len(ts), 2):
+        t = ts[k]
+        if t.shape_values is None:
+            continue
+        tv = t.shape_values
+        checks += [(tv[0], n, f"{names[k]} batch", "data batch"),
+                   (tv[1], expected[k], f"{names[k]} channels",
+                    "offset_groups * 2 * kernel taps" if k == 1 else
+                    "offset_groups * kernel taps"),
+                   (tv[2], oh, f"{names[k]} height", "the output height"),
+                   (tv[3], ow, f"{names[k]} width", "the output width")]
+    for got, want, what, of in checks:
+        if prim_equal(got, want, analyzer) is False:
+            (want,) = simplify_dims(ctx, [want])
+            raise op_error(call, f"{what} is {dim_str(got)}, expected {dim_str(want)} "
+                                 f"({of})")
+    for what, total, parts in (("weight output channels", oc, a.groups),
+                               ("data channels", c, a.offset_groups)):
+        if const_dim(total) is not None and const_dim(total) % parts:
+            raise op_error(call, f"{what} ({dim_str(total)}) are not divisible by {parts}")
+    return out_tensor(data, [n, oc, oh, ow], ctx=ctx)
+
+
+@deform_conv2d.legalize
+def _legalize_deform_conv2d(bb: Any, call: Call) -> Expr:
+    from ..topi.vision import deform_conv2d as compute
+
+    a = call.attrs
+    mask = call.args[3] if len(call.args) == 4 else None
+    return te_call(bb, call, compute, call.args[0], call.args[1], call.args[2], mask,
+                   list(a.strides), list(a.padding), list(a.dilation), a.groups, a.offset_groups)
+
+
+@deform_conv2d.evaluate
+def _eval_deform_conv2d(call: Call, data: Any, offset: Any, weight: Any,
+                        mask: Any = None) -> Any:
+    import numpy as np
+
+    a = call.attrs
+    dt = data.dtype
+    n, c, h, w = data.shape
+    oc, cg, kh, kw = weight.shape
+    oh, ow = offset.shape[2:]
+    ys = (np.arange(oh) * a.strides[0] - a.padding[0]).reshape(1, -1, 1)
+    xs = (np.arange(ow) * a.strides[1] - a.padding[1]).reshape(1, 1, -1)
+    cpg = c // a.offset_groups
+    cols = np.zeros((n, c, kh, kw, oh, ow), dt)
+    nidx = np.arange(n).reshape(-1, 1, 1, 1)
+    for g in range(a.offset_groups):
+        chans = np.arange(g * cpg, (g + 1) * cpg).reshape(1, -1, 1, 1)
+        for i in range(kh):
+            for j in range(kw):
+                k = i * kw + j
+                py = (ys + i * a.dilation[0] + offset[:, g * 2 * kh * kw + 2 * k]).astype(dt)
+                px = (xs + j * a.dilation[1] + offset[:, g * 2 * kh * kw + 2 * k + 1]).astype(dt)
+                y0f, x0f = np.floor(py), np.floor(px)
+                ly, lx = py - y0f, px - x0f
+                y0, x0 = y0f.astype(np.int64), x0f.astype(np.int64)
+                val = np.zeros((n, cpg, oh, ow), dt)
+                for dy, wy in ((0, 1 - ly), (1, ly)):
+                    for dx, wx in ((0, 1 - lx), (1, lx)):
+                        yy, xx = y0 + dy, x0 + dx
+                        ok = (yy >= 0) & (yy < h) & (xx >= 0) & (xx < w)
+                        v = data[nidx, chans, np.clip(yy, 0, h - 1)[:, None],
+                                 np.clip(xx, 0, w - 1)[:, None]]
+                        val += np.where(ok[:, None], v, 0).astype(dt) * (wy * wx)[:, None]
+                if mask is not None:
+                    val *= mask[:, g * kh * kw + k][:, None]
+                cols[:, g * cpg:(g + 1) * cpg, i, j] = val
+    out = np.zeros((n, oc, oh, ow), dt)
+    opg = oc // a.groups
+    for g in range(a.groups):
+        out[:, g * opg:(g + 1) * opg] = np.einsum(
+            "ncijyx,ocij->noyx", cols[:, g * cg:(g + 1) * cg], weight[g * opg:(g + 1) * opg])
+    return out

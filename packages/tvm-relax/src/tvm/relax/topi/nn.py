@@ -18,6 +18,7 @@ from ._util import cast, int64, is_float, simplify
 
 __all__ = [
     "Layout", "conv", "conv_transpose", "pool", "adaptive_pool", "conv_out_dim", "pool_out_dim",
+    "col2im",
 ]
 
 
@@ -284,3 +285,38 @@ def adaptive_pool(
         return cast(tir.Div(total(*idx), count), data.dtype)
 
     return te.compute(out_shape, favg, name="adaptive_pool_avg")
+
+
+def col2im(
+    cols: te.Tensor, image_shape: Sequence[int], block_shape: Sequence[int],
+    dilations: Sequence[int], pads: Sequence[int], strides: Sequence[int],
+) -> te.Tensor:
+    """(N, C * prod(block), L) column blocks summed into (N, C, *image_shape) images (ONNX
+    Col2Im): one reduction over the block offsets; entries in the padding are dropped."""
+    nd = len(image_shape)
+    n, cb = cols.shape[0], cols.shape[1]
+    bsize = 1
+    for b in block_shape:
+        bsize *= int(b)
+    grid = [(image_shape[i] + pads[i] + pads[i + nd] - dilations[i] * (block_shape[i] - 1) - 1)
+            // strides[i] + 1 for i in range(nd)]
+    dt = cols.dtype
+    raxes = [te.reduce_axis((0, b), name=f"b{i}") for i, b in enumerate(block_shape)]
+
+    def body(ni: Any, ci: Any, *p: Any) -> Any:
+        cond = None
+        lin_l = None
+        lin_b = None
+        for i in range(nd):
+            t = p[i] + pads[i] - raxes[i] * dilations[i]
+            q = tir.floordiv(t, strides[i])
+            ok = tir.all(t >= 0, tir.floormod(t, strides[i]) == 0, q < grid[i])
+            cond = ok if cond is None else tir.all(cond, ok)
+            qc = tir.max(tir.min(q, grid[i] - 1), 0)
+            lin_l = qc if lin_l is None else lin_l * grid[i] + qc
+            lin_b = raxes[i] if lin_b is None else lin_b * block_shape[i] + raxes[i]
+        v = cols[ni, ci * bsize + lin_b, lin_l]
+        return te.sum(tir.if_then_else(cond, v, tir.const(0, dt)), axis=raxes)
+
+    return te.compute([n, simplify(FloorDiv(int64(cb), int64(bsize))), *image_shape], body,
+                      name="col2im")

@@ -17,7 +17,7 @@ from .elemwise import _operand
 __all__ = [
     "reshape", "permute_dims", "squeeze", "expand_dims", "broadcast_to", "tile", "flip",
     "repeat", "concat", "split", "strided_slice", "take", "gather_elements", "gather_nd", "pad",
-    "full", "arange", "eye", "trilu", "ravel_index", "unravel_index", "one_hot",
+    "full", "arange", "eye", "trilu", "ravel_index", "unravel_index", "one_hot", "shape_values",
 ]
 
 
@@ -273,6 +273,22 @@ def full(shape: Sequence[PrimExpr], value: Any, dtype: str) -> te.Tensor:
     else:
         fill = cast(value, dtype)
     return te.compute(tuple(shape), lambda *i: fill, name="T_full")
+
+
+def shape_values(values: Sequence[PrimExpr]) -> te.Tensor:
+    """The int64 1-d tensor of ``values`` (a shape's dimensions, possibly symbolic): entry
+    ``i`` selects ``values[i]``."""
+    exprs = [int64(v) for v in values]
+
+    def f(i: Any) -> PrimExpr:
+        if not exprs:
+            return IntImm("int64", 0)
+        out = exprs[-1]
+        for k in range(len(exprs) - 2, -1, -1):
+            out = Select(EQ(i, IntImm(i.dtype, k)), exprs[k], out)
+        return out
+
+    return te.compute((IntImm("int64", len(exprs)),), f, name="shape_values")
 
 
 def arange(start: Any, step: Any, length: PrimExpr, dtype: str) -> te.Tensor:

@@ -1,6 +1,7 @@
-"""``roi_align`` as a hand-written TIR PrimFunc (ONNX RoiAlign semantics).
+"""``roi_align`` as a hand-written TIR PrimFunc (ONNX RoiAlign semantics) and
+``deform_conv2d`` as a te compute (ONNX DeformConv).
 
-The number of sampling points per bin may depend on the box (``sampling_ratio = 0``:
+For ``roi_align`` the number of sampling points per bin may depend on the box (``sampling_ratio = 0``:
 ``ceil(roi_size / output_size)``), so the sample loops have data-dependent extents, which a
 te reduction cannot express.
 """
@@ -9,14 +10,14 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from tvm import tir
+from tvm import te, tir
 from tvm.tir import BufferStore, For, LetStmt, PrimFunc, Var
 from tvm.tir.expr import GE, GT, LT, Max, PrimExpr, Select
 
 from ._tir import FuncBuilder, fresh_shapes, i64, loop_nest, seq
 from ._util import cast, int64, is_float
 
-__all__ = ["roi_align_func"]
+__all__ = ["roi_align_func", "deform_conv2d"]
 
 
 def roi_align_func(
@@ -109,3 +110,45 @@ def roi_align_func(
         return LetStmt(n, int64(batch[r]), stmt)
 
     return fb.finish(loop_nest(out_shape[:1] + (channels, i64(ph_n), i64(pw_n)), body))
+
+
+def deform_conv2d(
+    x: te.Tensor, offset: te.Tensor, weight: te.Tensor, mask: Any, strides: Sequence[int],
+    padding: Sequence[int], dilation: Sequence[int], groups: int, offset_groups: int,
+) -> te.Tensor:
+    """2-d deformable convolution (NCHW data, OIHW weight; ONNX DeformConv): each kernel tap
+    reads ``x`` bilinearly (zero outside the image) at its position moved by ``offset``
+    ((dy, dx) per offset group and tap), scaled by ``mask`` when given (None: no mask)."""
+    n, c, h, w = x.shape
+    oc, cg, kh, kw = weight.shape
+    oh, ow = offset.shape[2], offset.shape[3]
+    st, dil, pads = strides, dilation, padding
+    dt = x.dtype
+    ric = te.reduce_axis((0, cg), name="ic")
+    ri = te.reduce_axis((0, kh), name="i")
+    rj = te.reduce_axis((0, kw), name="j")
+
+    def body(ni: Any, o: Any, y: Any, xo: Any) -> Any:
+        ic = (o // (oc // groups)) * cg + ric
+        og = ic // (c // offset_groups)
+        k = ri * kw + rj
+        py = (y * st[0] - pads[0] + ri * dil[0]) + offset[ni, og * 2 * kh * kw + 2 * k, y, xo]
+        px = (xo * st[1] - pads[1] + rj * dil[1]) + offset[ni, og * 2 * kh * kw + 2 * k + 1,
+                                                            y, xo]
+        py, px = tir.Cast(dt, py), tir.Cast(dt, px)
+        y0f, x0f = tir.floor(py), tir.floor(px)
+        y0, x0 = tir.Cast("int64", y0f), tir.Cast("int64", x0f)
+        ly, lx = py - y0f, px - x0f
+        val = None
+        for dy, wy in ((0, 1.0 - ly), (1, ly)):
+            for dx, wx in ((0, 1.0 - lx), (1, lx)):
+                yy, xx = y0 + dy, x0 + dx
+                ok = tir.all(yy >= 0, yy < h, xx >= 0, xx < w)
+                v = x[ni, ic, tir.max(tir.min(yy, h - 1), 0), tir.max(tir.min(xx, w - 1), 0)]
+                term = tir.if_then_else(ok, v, tir.const(0.0, dt)) * wy * wx
+                val = term if val is None else val + term
+        if mask is not None:
+            val = val * mask[ni, og * kh * kw + k, y, xo]
+        return te.sum(weight[o, ric, ri, rj] * val, axis=[ric, ri, rj])
+
+    return te.compute([n, oc, oh, ow], body, name="deform_conv2d")

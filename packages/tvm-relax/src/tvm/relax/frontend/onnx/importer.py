@@ -525,45 +525,26 @@ class GraphImporter:
         return value
 
     def _materialize(self, value: SymValue) -> Expr:
-        """A runtime int64 tensor holding symbolic shape values (a small TIR kernel)."""
-        from tvm import te
+        """A runtime tensor holding symbolic shape values (``relax.shape_to_tensor``)."""
+        from ...op.call import shape_to_tensor
+        from .common import R
 
         flat = list(value.values.reshape(-1))
-        owners: list[Expr] = []
         for v in flat:
             if isinstance(v, PrimExpr):
                 for var in tir.free_vars(v) if hasattr(tir, "free_vars") else []:
-                    owner = self.sym_owner.get(id(var))
-                    if owner is None:
+                    if self.sym_owner.get(id(var)) is None:
                         raise OpNotImplemented(
                             f"cannot materialise symbolic value {v} as a tensor (no tensor binds {var})"
                         )
-                    if all(owner is not o for o in owners):
-                        owners.append(owner)
-        dtype = value.dtype
-        exprs = [tir.const(int(v), dtype) if not isinstance(v, PrimExpr) else tir.Cast(dtype, v)
-                 if v.dtype != dtype else v for v in flat]
+        dims = [IntImm("int64", int(v)) if not isinstance(v, PrimExpr) else
+                v if v.dtype == "int64" else tir.Cast("int64", v) for v in flat]
+        out = self.bb.emit(shape_to_tensor(ShapeExpr(dims)))
         shape = list(value.values.shape)
-
-        def fn(*_tensors: Any) -> Any:
-            def body(*idx: Any) -> Any:
-                flat_i = idx[0] if len(idx) == 1 else None
-                if flat_i is None:
-                    flat_i = tir.const(0, "int64")
-                    for d, ix in zip(shape, idx):
-                        flat_i = flat_i * d + ix
-                out = exprs[-1]
-                for k in range(len(exprs) - 2, -1, -1):
-                    out = tir.Select(flat_i == k, exprs[k], out)
-                return out
-
-            return te.compute(shape if shape else [1], body, name="shape_values")
-
-        out = self.bb.emit_te(fn, *owners, primfunc_name_hint="shape_to_tensor")
-        if not shape:
-            from .common import R
-
-            out = self.bb.emit(R.reshape(out, ShapeExpr([])))
+        if shape != [len(flat)]:
+            out = self.bb.emit(R.reshape(out, ShapeExpr(shape)))
+        if value.dtype != "int64":
+            out = self.bb.emit(R.astype(out, value.dtype))
         return out
 
     def const_value(self, value: Any) -> Optional[np.ndarray]:

@@ -174,44 +174,13 @@ def _affine_grid(ctx: Any) -> Any:
 # -- Col2Im ------------------------------------------------------------------------------------
 @converter("Col2Im", min_opset=18)
 def _col2im(ctx: Any) -> Any:
-    """Sum of column entries into the image: one reduction over the block offsets."""
-    shape = ctx.static_shape(0)
+    """``relax.nn.col2im`` (any number of spatial axes)."""
     image = ctx.int_list(1, "image_shape")
-    block = ctx.int_list(2, "block_shape")
-    if shape is None:
-        raise ctx.unsupported("needs a static input shape")
     nd = len(image)
-    dil = ctx.attr("dilations", [1] * nd)
-    pads = ctx.attr("pads", [0] * (2 * nd))
-    strides = ctx.attr("strides", [1] * nd)
-    n, cb, _ = shape
-    bsize = int(np.prod(block))
-    c = cb // bsize
-    grid = [(image[i] + pads[i] + pads[i + nd] - dil[i] * (block[i] - 1) - 1) // strides[i] + 1
-            for i in range(nd)]
-    dt = ctx.dtype(0)
-
-    def fn(cols: Any) -> Any:
-        raxes = [te.reduce_axis((0, b), name=f"b{i}") for i, b in enumerate(block)]
-
-        def body(ni: Any, ci: Any, *p: Any) -> Any:
-            cond = None
-            lin_l = None
-            lin_b = None
-            for i in range(nd):
-                t = p[i] + pads[i] - raxes[i] * dil[i]
-                q = tir.floordiv(t, strides[i])
-                ok = tir.all(t >= 0, tir.floormod(t, strides[i]) == 0, q < grid[i])
-                cond = ok if cond is None else tir.all(cond, ok)
-                qc = tir.max(tir.min(q, grid[i] - 1), 0)
-                lin_l = qc if lin_l is None else lin_l * grid[i] + qc
-                lin_b = raxes[i] if lin_b is None else lin_b * block[i] + raxes[i]
-            v = cols[ni, ci * bsize + lin_b, lin_l]
-            return te.sum(tir.if_then_else(cond, v, tir.const(0, dt)), axis=raxes)
-
-        return te.compute([n, c, *image], body, name="col2im")
-
-    return ctx.bb.emit_te(fn, ctx.input(0), primfunc_name_hint="col2im")
+    return R.nn.col2im(ctx.input(0), image, ctx.int_list(2, "block_shape"),
+                       dilations=ctx.attr("dilations", [1] * nd),
+                       pads=ctx.attr("pads", [0] * (2 * nd)),
+                       strides=ctx.attr("strides", [1] * nd))
 
 
 # -- STFT, TensorScatter, MaxUnpool ------------------------------------------------------------
@@ -361,54 +330,14 @@ def _roi_align(ctx: Any) -> Any:
 # -- DeformConv --------------------------------------------------------------------------------
 @converter("DeformConv", min_opset=19)
 def _deform_conv(ctx: Any) -> Any:
-    """2-d deformable convolution: bilinear samples at offset positions (zero outside)."""
-    xs, ws = ctx.static_shape(0), ctx.static_shape(1)
-    if xs is None or ws is None or len(xs) != 4:
-        raise ctx.unsupported("needs static 4-d input and weight shapes")
-    n, c, h, w = xs
-    oc, cg, kh, kw = ws
-    st = ctx.attr("strides", [1, 1])
-    dil = ctx.attr("dilations", [1, 1])
-    pads = ctx.attr("pads", [0, 0, 0, 0])
-    group, ogroups = ctx.attr("group", 1), ctx.attr("offset_group", 1)
-    oh = (h + pads[0] + pads[2] - dil[0] * (kh - 1) - 1) // st[0] + 1
-    ow = (w + pads[1] + pads[3] - dil[1] * (kw - 1) - 1) // st[1] + 1
-    dt = ctx.dtype(0)
-    has_mask = ctx.has(4)
-    args = [ctx.input(0), ctx.input(1), ctx.input(2)] + ([ctx.input(4)] if has_mask else [])
-
-    def fn(x: Any, wt: Any, off: Any, *rest: Any) -> Any:
-        mask = rest[0] if rest else None
-        ric = te.reduce_axis((0, cg), name="ic")
-        ri = te.reduce_axis((0, kh), name="i")
-        rj = te.reduce_axis((0, kw), name="j")
-
-        def body(ni: Any, o: Any, y: Any, xo: Any) -> Any:
-            ic = (o // (oc // group)) * cg + ric
-            og = ic // (c // ogroups)
-            k = ri * kw + rj
-            py = (y * st[0] - pads[0] + ri * dil[0]) + off[ni, og * 2 * kh * kw + 2 * k, y, xo]
-            px = (xo * st[1] - pads[1] + rj * dil[1]) + off[ni, og * 2 * kh * kw + 2 * k + 1,
-                                                             y, xo]
-            py, px = tir.Cast(dt, py), tir.Cast(dt, px)
-            y0f, x0f = tir.floor(py), tir.floor(px)
-            y0, x0 = tir.Cast("int64", y0f), tir.Cast("int64", x0f)
-            ly, lx = py - y0f, px - x0f
-            val = None
-            for dy, wy in ((0, 1.0 - ly), (1, ly)):
-                for dx, wx in ((0, 1.0 - lx), (1, lx)):
-                    yy, xx = y0 + dy, x0 + dx
-                    ok = tir.all(yy >= 0, yy < h, xx >= 0, xx < w)
-                    v = x[ni, ic, tir.max(tir.min(yy, h - 1), 0), tir.max(tir.min(xx, w - 1), 0)]
-                    term = tir.if_then_else(ok, v, tir.const(0.0, dt)) * wy * wx
-                    val = term if val is None else val + term
-            if mask is not None:
-                val = val * mask[ni, og * kh * kw + k, y, xo]
-            return te.sum(wt[o, ric, ri, rj] * val, axis=[ric, ri, rj])
-
-        return te.compute([n, oc, oh, ow], body, name="deform_conv")
-
-    y = ctx.bb.emit_te(fn, *args, primfunc_name_hint="deform_conv")
+    """``relax.vision.deform_conv2d`` (2-d), then the bias."""
+    if ctx.ndim(0) != 4:
+        raise ctx.unsupported("only 2-d deformable convolution (4-d input)")
+    y = R.vision.deform_conv2d(
+        ctx.input(0), ctx.input(2), ctx.input(1), ctx.input(4) if ctx.has(4) else None,
+        strides=ctx.attr("strides", [1, 1]), padding=ctx.attr("pads", [0, 0, 0, 0]),
+        dilation=ctx.attr("dilations", [1, 1]), groups=ctx.attr("group", 1),
+        offset_groups=ctx.attr("offset_group", 1))
     if ctx.has(3):
         y = y + R.reshape(ctx.input(3), [-1, 1, 1])
     return y

@@ -1,6 +1,7 @@
 """Neural-network operators (``relax.nn.*``)."""
 
 from .attention import AttentionAttrs, attention
+from .col2im import Col2ImAttrs, col2im
 from .conv import (
     Conv1DAttrs, Conv1DTransposeAttrs, Conv2DAttrs, Conv2DTransposeAttrs, Conv3DAttrs,
     Conv3DTransposeAttrs, conv1d, conv1d_transpose, conv2d, conv2d_transpose, conv3d,
@@ -33,5 +34,5 @@ __all__ = [
     "AdaptivePool1DAttrs", "AdaptivePool2DAttrs", "AdaptivePool3DAttrs",
     "layer_norm", "group_norm", "batch_norm", "rms_norm", "dropout",
     "LayerNormAttrs", "GroupNormAttrs", "BatchNormAttrs", "RMSNormAttrs", "DropoutAttrs",
-    "attention", "AttentionAttrs", "pad", "PadAttrs",
+    "attention", "AttentionAttrs", "pad", "PadAttrs", "col2im", "Col2ImAttrs",
 ]
