@@ -9,7 +9,9 @@ from .base import Attrs, OpSpec, get_op_spec, make_call, register_op
 from .bits import BitcastAttrs, CastE8M0Attrs, bitcast, cast_e8m0
 from .binary import *  # noqa: F403
 from .binary import BINARY_OPS
-from .call import call_dps_packed, call_pure_packed, call_tir, null_value, shape_of
+from .call import (
+    call_dps_packed, call_pure_packed, call_tir, null_value, shape_of, shape_to_tensor,
+)
 from .linear_algebra import EinsumAttrs, MatmulAttrs, einsum, matmul
 from .manipulate import PermuteDimsAttrs, permute_dims, reshape
 from .unary import *  # noqa: F403

@@ -1,7 +1,8 @@
-"""ONNX operators lowered with small tensor-expression kernels (``emit_te``) or constant
-matrices: BitCast (``relax.bitcast``), DFT, BatchNormalization in training mode; and
-GridSample / RoiAlign, which are the Relax ops ``relax.image.grid_sample`` and
-``relax.vision.roi_align``."""
+"""ONNX operators without a converter of their own family, each emitted as registered Relax
+ops (or constant matrices): BitCast (``relax.bitcast``), DFT/STFT and the windows, Col2Im
+(``relax.nn.col2im``), DeformConv (``relax.vision.deform_conv2d``), GridSample
+(``relax.image.grid_sample``), RoiAlign (``relax.vision.roi_align``), MaxUnpool, Det and the
+rest of this module."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ from typing import Any
 
 import numpy as np
 
-from tvm import te, tir
 
 from .common import R, converter, onnx_dtype_to_str
 from .ops_math import scalar
