@@ -4,18 +4,9 @@ passes a kind declares.  The tests do not depend on which target plugins are ins
 
 from __future__ import annotations
 
-import warnings
-
 import pytest
-from tvm.ffi import PluginLoadWarning, structural_equal
-from tvm.ffi.plugin import (
-    DISABLE_ENV,
-    hookimpl,
-    list_plugins,
-    register_plugin,
-    reload_plugins,
-    unregister_plugin,
-)
+from tvm.ffi import structural_equal
+from tvm.ffi.plugin import blocked_plugins, hookimpl, register_plugin, unregister_plugin
 from tvm.ir import IRModule
 from tvm.ir.target import (
     HOST_JIT,
@@ -31,21 +22,11 @@ from tvm.ir.target import (
 from tvm.ir.transform import get_pass, list_passes, module_pass
 
 
-def _reload() -> None:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", PluginLoadWarning)
-        reload_plugins()
-
-
 @pytest.fixture
-def no_installed_plugins(monkeypatch):
+def no_installed_plugins():
     """The registry with every entry-point plugin blocked (restored afterwards)."""
-    names = [p.name for p in list_plugins() if p.distribution != "builtin"]
-    monkeypatch.setenv(DISABLE_ENV, ",".join(names))
-    _reload()
-    yield
-    monkeypatch.delenv(DISABLE_ENV)
-    _reload()
+    with blocked_plugins():
+        yield
 
 
 def _identity_pass():

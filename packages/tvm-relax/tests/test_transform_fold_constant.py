@@ -215,24 +215,12 @@ def test_zero_dimensional_constants_keep_their_shape(evaluator):
 
 # -- the host target comes from the plugin registry -----------------------------------------
 @pytest.fixture
-def no_installed_plugins(monkeypatch):
+def no_installed_plugins():
     """The registry with every entry-point plugin blocked (restored afterwards)."""
-    import warnings
+    from tvm.ffi.plugin import blocked_plugins
 
-    from tvm.ffi import PluginLoadWarning
-    from tvm.ffi.plugin import DISABLE_ENV, list_plugins, reload_plugins
-
-    def reload():
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", PluginLoadWarning)
-            reload_plugins()
-
-    names = [p.name for p in list_plugins() if p.distribution != "builtin"]
-    monkeypatch.setenv(DISABLE_ENV, ",".join(names))
-    reload()
-    yield
-    monkeypatch.delenv(DISABLE_ENV)
-    reload()
+    with blocked_plugins():
+        yield
 
 
 def _call_tir_module():

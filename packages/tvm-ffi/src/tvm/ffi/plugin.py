@@ -35,7 +35,9 @@ traceback of a failed plugin) whether or not tracing is on.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import os
 import importlib.metadata as _metadata
 import logging
 import reprlib
@@ -68,6 +70,7 @@ __all__ = [
     "get_plugin_info",
     "format_plugin_table",
     "reload_plugins",
+    "blocked_plugins",
 ]
 
 PROJECT_NAME = "tvm"
@@ -324,6 +327,32 @@ def reload_plugins() -> pluggy.PluginManager:
         _ready = False
         _records.clear()
         return get_plugin_manager()
+
+
+@contextlib.contextmanager
+def blocked_plugins(names: Iterable[str] | None = None) -> Any:
+    """Reload the plugins with ``names`` blocked (default: every plugin that is not built
+    in) for the duration of the ``with`` block, then reload them as they were; for tests
+    that must not depend on which distributions are installed."""
+    if names is None:
+        names = [p.name for p in list_plugins() if p.distribution != "builtin"]
+    old = DISABLE_PLUGINS.raw()
+    os.environ[DISABLE_ENV] = ",".join([*names, *([old] if old else [])])
+
+    def reload() -> None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PluginLoadWarning)
+            reload_plugins()
+
+    try:
+        reload()
+        yield
+    finally:
+        if old is None:
+            os.environ.pop(DISABLE_ENV, None)
+        else:
+            os.environ[DISABLE_ENV] = old
+        reload()
 
 
 # --------------------------------------------------------------------------- specs
