@@ -177,3 +177,50 @@ def test_blocked_matmul_with_epilogue_numbers():
     out = np.zeros((256, 128), "float32")
     mod["main"](a, b, bias, out)
     np.testing.assert_allclose(out, np.maximum(a @ b + bias, 0), rtol=1e-4, atol=1e-3)
+
+
+def test_tiles_span_one_two_or_four_registers():
+    # 96 output channels divide into 2 x 48 on AVX-512, but a 3-register row compiles to
+    # stack shuffles: the tile takes 2 registers (32) instead
+    for target in (SKX, HASWELL):
+        lanes = cpu_info(target).lanes("float32")
+        _, nr = _tile(W.matmul(196, 96, 576), "C", target)
+        assert nr // lanes in (1, 2, 4)
+
+
+def test_fused_1x1_convolution_reads_its_image_contiguously():
+    # rows x width of a 1x1 convolution fused into one vector variable and split across
+    # the parallel loop: the flattened index must come back affine in the lanes
+    import tvm.tir.transform as T
+    from tvm.ir.module import IRModule
+    from tvm.tir.expr import FloorDiv, FloorMod
+
+    from tvm import te
+
+    X = te.placeholder((1, 192, 56, 56), name="X")
+    Wt = te.placeholder((32, 192, 1, 1), name="W")
+    P = te.compute((1, 192, 56, 56), lambda n, c, h, w: te.if_then_else(
+        te.all(h >= 0, h < 56, w >= 0, w < 56), X[n, c, h, w], 0.0), name="pad_temp")
+    rc = te.reduce_axis((0, 192), name="rc")
+    ry = te.reduce_axis((0, 1), name="ry")
+    rx = te.reduce_axis((0, 1), name="rx")
+    Y = te.compute((1, 32, 56, 56), lambda n, o, h, w: te.sum(
+        P[n, rc, h + ry, w + rx] * Wt[o, rc, ry, rx], axis=[rc, ry, rx]), name="conv")
+    func = schedule_prim_func(te.create_prim_func([X, Wt, Y]), SKX)
+    mod = IRModule({"main": func})
+    for p in (T.LowerInitBlock(), T.LowerOpaqueBlock(), T.FlattenBuffer(), T.Simplify()):
+        mod = p(mod)
+    vector_vars = []
+    post_order_visit(mod["main"].body, lambda n: vector_vars.append(n.loop_var)
+                     if isinstance(n, For) and n.kind == ForKind.VECTORIZED else None)
+    bad = []
+
+    def visit(n):
+        if isinstance(n, (FloorDiv, FloorMod)):
+            from tvm.tir.stmt_functor import uses_var
+
+            if uses_var(n, lambda v: any(v is w for w in vector_vars)):
+                bad.append(n)
+
+    post_order_visit(mod["main"].body, visit)
+    assert vector_vars and not bad, bad[:3]

@@ -49,8 +49,9 @@ from .elementwise import schedule_loops_spatial
 
 __all__ = ["schedule_contraction", "choose_tile", "choose_contraction"]
 
-#: most vector registers one row of the micro-kernel spans
-MAX_VECTORS = 4
+#: vector registers one row of the micro-kernel may span (LLVM splits a vector of 3 or 6
+#: registers badly: shuffles through the stack, 20x slower)
+ROW_VECTORS = (1, 2, 4)
 #: most rows unrolled: for a tile of one vector register / of several (more rows of
 #: several registers leave LLVM too few registers for addresses and it spills)
 MAX_MR = 16
@@ -77,7 +78,7 @@ def choose_tile(info: BlockInfo, con: Contraction, cpu: CPUInfo) -> tuple[int, O
     """``(MR, NR)``: rows unrolled and vector lanes of the micro-kernel (``NR`` None when
     the vector extent has no vector factor).
 
-    Every ``NR`` of 1..4 whole registers dividing the vector extent is tried with the most
+    Every ``NR`` of 1, 2 or 4 whole registers dividing the vector extent is tried with the most
     rows whose accumulators, the loaded vectors and a broadcast fit the register file; the
     best :func:`tile_rate` (over all rows: the partial last row tile runs at its own rate)
     wins; among tiles within 2% of it, the one moving the fewest bytes from L2 (see the
@@ -88,7 +89,7 @@ def choose_tile(info: BlockInfo, con: Contraction, cpu: CPUInfo) -> tuple[int, O
     ext_r = info.extents[con.row] if con.row is not None else None
     regs = cpu.vector_registers
     options: list[tuple[int, int]] = []  # (nv, nr)
-    for nv in range(1, MAX_VECTORS + 1):
+    for nv in ROW_VECTORS:
         if ext_v is None or ext_v % (nv * lanes) == 0:
             options.append((nv, nv * lanes))
     if not options:
