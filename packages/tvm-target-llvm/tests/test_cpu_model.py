@@ -106,12 +106,19 @@ def _allocs(func) -> dict[str, tuple[int, ...]]:
 
     def visit(n):
         if isinstance(n, Allocate):
-            out[n.buffer_var.name] = tuple(int(e) for e in n.extents)
+            out[n.buffer_var.name] = tuple(_int(e) for e in n.extents)
 
     post_order_visit(func.body, visit)
     for blk_buf in _alloc_buffers(func):
-        out[blk_buf.name] = tuple(int(e) for e in blk_buf.shape)
+        out[blk_buf.name] = tuple(_int(e) for e in blk_buf.shape)
     return out
+
+
+def _int(e):
+    from tvm.arith import Analyzer
+
+    e = Analyzer().simplify(e)
+    return int(e) if hasattr(e, "value") else e
 
 
 def _alloc_buffers(func):
@@ -224,3 +231,41 @@ def test_fused_1x1_convolution_reads_its_image_contiguously():
 
     post_order_visit(mod["main"].body, visit)
     assert vector_vars and not bad, bad[:3]
+
+
+def _conv1x1(c: int, k: int, hw: int):
+    from tvm import te
+
+    X = te.placeholder((1, c, hw, hw), name="X")
+    Wt = te.placeholder((k, c, 1, 1), name="W")
+    rc = te.reduce_axis((0, c), name="rc")
+    ry = te.reduce_axis((0, 1), name="ry")
+    rx = te.reduce_axis((0, 1), name="rx")
+    Y = te.compute((1, k, hw, hw), lambda n, o, h, w: te.sum(
+        X[n, rc, h + ry, w + rx] * Wt[o, rc, ry, rx], axis=[rc, ry, rx]), name="conv")
+    return te.create_prim_func([X, Wt, Y])
+
+
+def test_1x1_convolution_image_is_copied_into_panels():
+    # channels x (rows * width) is a matmul's K x N: the image rows 12.5 KiB apart become
+    # contiguous 192 x 32 panels (rows and width fused into the vector variable)
+    func = schedule_prim_func(_conv1x1(192, 32, 56), SKX)
+    assert (1, 98, 192, 32) in _allocs(func).values(), _allocs(func)
+
+
+def test_3x3_convolution_image_is_not_copied():
+    # windows over several reduction loops have no panel layout
+    func = schedule_prim_func(W.conv2d_nchw(1, 64, 56, 56, 64), SKX)
+    copies = {name for name in _allocs(func) if name.endswith("_global")}
+    assert copies and all(name.startswith(("W", "conv")) for name in copies), copies
+
+
+@pytest.mark.parametrize("c, k, hw", [(192, 32, 56), (160, 24, 14)])
+def test_1x1_convolution_numbers(c, k, hw):
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((1, c, hw, hw)).astype("float32")
+    w = rng.standard_normal((k, c, 1, 1)).astype("float32")
+    out = np.zeros((1, k, hw, hw), "float32")
+    tir.build(_conv1x1(c, k, hw), target="llvm")["main"](x, w, out)
+    np.testing.assert_allclose(out, np.einsum("oc,nchw->nohw", w[:, :, 0, 0], x),
+                               rtol=1e-4, atol=1e-3)

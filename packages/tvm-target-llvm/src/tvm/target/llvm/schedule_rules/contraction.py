@@ -230,29 +230,35 @@ def _layout_free(sch: Any, buffer: Any) -> bool:
 
 
 def _pack_operands(sch: Any, block: Any, con: Contraction, nr: int, cpu: CPUInfo,
-                   operands: Sequence[int]) -> None:
-    """Copy each of ``operands`` into panels of ``nr`` vector-variable values: dimension
-    ``d`` indexed by the vector variable ``v`` becomes ``v // nr`` in front of the first
-    dimension that the reduction walks, and ``v % nr`` last (``W[j, k]`` and ``B[k, j]``
-    both become ``P[j // nr, k, j % nr]``), so the kernel streams one contiguous K x NR
-    panel.  The copy of a layout-free parameter is annotated ``layout_rewrite_preproc``
-    (relax.build then packs it at compile time)."""
-    reduce = set(con.reduce)
+                   operands: Sequence[int], info: BlockInfo) -> None:
+    """Copy each of ``operands`` into panels of ``nr`` vector-variable values: the
+    dimensions the reduction walks come after the panel index ``v // nr`` and before the
+    lane ``v % nr``, every other dimension in front (``W[j, k]`` and ``B[k, j]`` both become
+    ``P[j // nr, k, j % nr]``, ``X[n, c, h, w]`` of a 1x1 convolution ``P[n, h, w // nr, c,
+    w % nr]``, or with rows and width fused ``P[n, (h*W + w) // nr, c, (h*W + w) % nr]``),
+    so the kernel streams one contiguous K x NR panel.  The copy of a layout-free
+    parameter is annotated ``layout_rewrite_preproc`` (relax.build then packs it at
+    compile time)."""
+    walked = {r for r in con.reduce if info.extents[r] != 1}
+    lane_vars = {con.vec} | ({con.fusable} if con.fusable is not None else set())
     for n in operands:
         op = con.operands[n]
         reads = sch.get(block).reads
         index = next(k for k, r in enumerate(reads) if r.buffer is op.buffer)
-        dim = next(d for d, used in enumerate(op.vars_in) if con.vec in used)
-        first_r = next((d for d, used in enumerate(op.vars_in) if used & reduce), dim)
-        at = min(dim, first_r)
+        shape = [int(e) if hasattr(e, "value") else e for e in op.buffer.shape]
+        vdims = [d for d, used in enumerate(op.vars_in) if used & lane_vars]
+        rdims = [d for d, used in enumerate(op.vars_in) if used & walked and d not in vdims]
+        others = [d for d in range(len(shape)) if d not in vdims and d not in rdims]
         cache = sch.cache_read(block, index, "global")
         if _layout_free(sch, op.buffer):
             sch.annotate(cache, "layout_rewrite_preproc", True)
-        ndim = len(op.buffer.shape)
 
-        def packed(*idx: Any, dim: int = dim, ndim: int = ndim, at: int = at) -> tuple:
-            rest = [idx[d] for d in range(ndim) if d != dim]
-            return (*rest[:at], idx[dim] // nr, *rest[at:], idx[dim] % nr)
+        def packed(*idx: Any, vdims: list = vdims, rdims: list = rdims, others: list = others,
+                   shape: list = shape) -> tuple:
+            flat = idx[vdims[0]]
+            for d in vdims[1:]:
+                flat = flat * shape[d] + idx[d]
+            return (*[idx[d] for d in others], flat // nr, *[idx[d] for d in rdims], flat % nr)
 
         sch.transform_layout(cache, ("write", 0), packed)
         schedule_loops_spatial(sch, sch.get_loops(cache), None, cpu, dtype=op.buffer.dtype)
@@ -261,25 +267,46 @@ def _pack_operands(sch: Any, block: Any, con: Contraction, nr: int, cpu: CPUInfo
 def _panel_operands(sch: Any, info: BlockInfo, con: Contraction, mr: int, nr: int
                     ) -> list[int]:
     """The operands to copy into panels: those read along ``vec`` in another dimension
-    than the last (``con.pack``), and for a matmul-like nest (no vector-side output
-    variables) the vector-side operand read contiguously, when the reduction is long
+    than the last (``con.pack``), and the vector-side operand read contiguously along
+    ``vec`` (a matmul's ``B[k, j]``, a 1x1 convolution's image), when the reduction is long
     enough that its rows sit far apart (conflict misses, one TLB page per row) and there
-    are enough row tiles (or it is a layout-free constant) for the copy to pay."""
+    are enough row tiles (or it is a layout-free constant) for the copy to pay.  An
+    operand read through windows of several reduction loops (a 3x3 convolution's image)
+    has no panel layout."""
     chosen = list(con.pack)
-    if con.vec_group or con.row is None:
+    if con.row is None:
+        return chosen
+    walked = [r for r in con.reduce if info.extents[r] != 1]
+    if con.vec_group and len(walked) != 1:
         return chosen
     k = _reduction_size(info, con)
     if k is None or k < PACK_MIN_REDUCTION:
         return chosen
     rows = info.extents[con.row]
     for n, op in enumerate(con.operands):
-        if n in chosen or not op.uses(con.vec) or not op.contiguous_in(con.vec):
-            continue
-        if any(r in used for used in op.vars_in[-1:] for r in con.reduce):
+        if n in chosen or not _panel_readable(op, con, info):
             continue
         if _layout_free(sch, op.buffer) or rows is None or rows >= 4 * mr:
             chosen.append(n)
     return chosen
+
+
+def _panel_readable(op: Any, con: Contraction, info: BlockInfo) -> bool:
+    """``op`` reads ``vec`` (and a fused outer variable) contiguously in its last (two)
+    dimensions, each of its dimensions indexed by at most one variable that varies, and
+    reads no reduction variable in those last dimensions."""
+    if not op.uses(con.vec) or not op.contiguous_in(con.vec):
+        return False
+    varying = [{k for k in used if info.extents[k] != 1} for used in op.vars_in]
+    if any(len(v) > 1 for v in varying):
+        return False
+    if varying[-1] & set(con.reduce):
+        return False
+    if con.fusable is not None:  # (its extent already counts as 1: it is in ``vec``)
+        if len(op.forms) < 2 or varying[-2] - {con.fusable} or \
+                (op.forms[-2] or {}).get(con.fusable) != 1:
+            return False
+    return True
 
 
 def _reduction_size(info: BlockInfo, con: Contraction) -> Optional[int]:
@@ -331,7 +358,7 @@ def schedule_contraction(sch: Any, block: Any, info: BlockInfo, con: Contraction
                             "the vector extent")
     panels = _panel_operands(sch, info, con, mr, nr) if nr is not None else []
     if panels:
-        _pack_operands(sch, block, con, nr, cpu, panels)  # type: ignore[arg-type]
+        _pack_operands(sch, block, con, nr, cpu, panels, info)  # type: ignore[arg-type]
     if con.transpose_output:
         epilogue = [_transpose_accumulator(sch, block, con, nr), *epilogue]  # type: ignore
 
