@@ -46,6 +46,7 @@ __all__ = [
     "Executable",
     "load_executable",
     "is_executable_file",
+    "split_executable_file",
     "PROGRAM_VERSION",
     "PROGRAM_VERSION_EMBEDDED",
     "TRAILER_MAGIC",
@@ -368,6 +369,19 @@ def _read_trailer(path: str) -> tuple[int, int] | None:
     return size - _TRAILER.size - blob_len, blob_len
 
 
+def split_executable_file(path: str | os.PathLike[str]) -> tuple[int, bytes] | None:
+    """``(length of the shared-library part, program blob)`` of an exported executable, or
+    None when ``path`` is not one (for loaders that run the library part elsewhere)."""
+    path = os.fspath(path)
+    found = _read_trailer(path)
+    if found is None:
+        return None
+    lib_len, blob_len = found
+    with open(path, "rb") as f:
+        f.seek(lib_len)
+        return lib_len, f.read(blob_len)
+
+
 def is_executable_file(path: str | os.PathLike[str]) -> bool:
     """Whether ``path`` is an exported VM executable."""
     return _read_trailer(os.fspath(path)) is not None
@@ -378,16 +392,13 @@ def load_executable(path: str | os.PathLike[str]) -> Executable:
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"load_executable: no such file: {path!r}")
-    found = _read_trailer(path)
+    found = split_executable_file(path)
     if found is None:
         raise ModuleLoadError(
             f"{path!r} is not a VM executable (no {TRAILER_MAGIC.decode()} trailer); export "
             "one with Executable.export_library"
         )
-    lib_len, blob_len = found
-    with open(path, "rb") as f:
-        f.seek(lib_len)
-        blob = f.read(blob_len)
+    lib_len, blob = found
     kernel_lib = SharedLibraryModule(path) if lib_len else None
     return Executable.from_program_bytes(blob, kernel_lib, origin=repr(path))
 
