@@ -248,11 +248,16 @@ class Executable(Module):
                 kernel_lib.import_module(module)
         return cls(program, constants, kernel_lib)
 
-    def export_library(self, path: str | os.PathLike[str], **kwargs: Any) -> None:
-        """Write one file: the kernel library (exported with ``kwargs``) plus the program.
+    def export_library(self, path: str | os.PathLike[str], cc: str | None = None,
+                       options: Sequence[str] = (), **kwargs: Any) -> None:
+        """Write one file: the kernel library plus the program.
 
         The result loads back with :func:`tvm.runtime.load_module` (or
-        :func:`load_executable`) into an equal executable.
+        :func:`load_executable`) into an equal executable.  ``cc`` (the C compiler) and
+        ``options`` (extra linker flags) go to the kernel library's ``export_library`` when
+        it links a shared library (for a cross-compiled library the default is the matching
+        cross compiler, see the target's module); other ``kwargs`` go to it as they are.
+        With no kernels there is nothing to link and ``cc``/``options`` are unused.
         """
         path = os.fspath(path)
         parent = os.path.dirname(os.path.abspath(path))
@@ -260,6 +265,7 @@ class Executable(Module):
             raise FileNotFoundError(f"export_library: directory {parent!r} does not exist")
         suffix = os.path.splitext(path)[1] or ".so"
         lib = self.kernel_lib
+        link = {k: v for k, v in (("cc", cc), ("options", tuple(options))) if v}
         with tempfile.TemporaryDirectory(prefix="tvm_vm_export_") as tmp:
             lib_bytes = b""
             embedded = None
@@ -268,13 +274,13 @@ class Executable(Module):
                     device_suffix not in _SHARED_LIBRARY_SUFFIXES:
                 # a device module (GPU kernels + host programs): embedded in the blob
                 lib_path = os.path.join(tmp, "kernels." + device_suffix)
-                lib.export_library(lib_path, **kwargs)
+                lib.export_library(lib_path, **link, **kwargs)
                 with open(lib_path, "rb") as f:
                     embedded = {"format": device_suffix, "data": f.read(),
                                 "device_type": getattr(lib, "device_type", None)}
             elif lib is not None and lib.function_names:
                 lib_path = os.path.join(tmp, "kernels" + suffix)
-                lib.export_library(lib_path, **kwargs)
+                lib.export_library(lib_path, **link, **kwargs)
                 with open(lib_path, "rb") as f:
                     lib_bytes = f.read()
             elif kwargs:

@@ -30,6 +30,7 @@ LLVM_TARGET_ATTRS = {
     "mcpu": (str, None),
     "mtriple": (str, None),
     "mattr": (list[str], None),
+    "mabi": (str, None),
     "num-cores": (int, None),
     "opt-level": (int, 3),
     "threading": (str, None),
@@ -64,7 +65,8 @@ def _kind() -> Any:
         package="tvm-target-llvm",
         capabilities=(HOST_JIT,),
         lowering_passes=LOWERING_PASSES,
-        doc=("CPU code through LLVM (llvmlite): -mcpu, -mtriple, -mattr, -num-cores, -opt-level, "
+        doc=("CPU code through LLVM (llvmlite): -mcpu, -mtriple, -mattr, -mabi, -num-cores, "
+             "-opt-level, "
              "-threading=omp|pool (parallel loops through libgomp's GOMP_parallel, the default "
              "when libgomp loads, or through the runtime's thread pool)"),
     )

@@ -86,6 +86,9 @@ def _info_from(triple: str, cpu: str, features: str, num_cores: int) -> CPUInfo:
         fma = "fma" in feats or "avx512f" in feats
     elif arch in ("aarch64", "arm64"):
         vbytes, regs, fma = 16, 32, True
+    elif arch.startswith("riscv") and "v" in feats:
+        # RVV: 32 vector registers of at least 128 bits (zvl128b, what V guarantees), vfmacc
+        vbytes, regs, fma = 16, 32, True
     else:
         vbytes, regs, fma = 16, 16, False
     if num_cores <= 0:
