@@ -5,7 +5,9 @@ Registers the ``llvm`` target kind (CPU, device type 1; a host JIT, capability
 its lowering passes (:data:`LOWERING_PASSES`, run at the end of ``tvm.tir.build``'s default
 pipeline), answers ``tvm_tir_codegen`` for it, contributes the default CPU schedule rules
 (``tvm_tir_schedule_rules``) and schedules unscheduled PrimFuncs with them
-(``tvm_tir_default_schedule``, :mod:`tvm.target.llvm.schedule_rules`).
+(``tvm_tir_default_schedule``, :mod:`tvm.target.llvm.schedule_rules`), and provides the
+``qemu`` runner (``tvm_runtime_runner``, :mod:`tvm.target.llvm.qemu`) that executes
+cross-compiled kernels under qemu-user.
 Importing this module stays cheap: LLVM is initialised only when code is generated.
 Hooks receive a :class:`tvm.ir.target.Target`.
 """
@@ -22,7 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "tvm_register_target_kinds", "tvm_tir_codegen", "tvm_tir_default_schedule",
-    "tvm_tir_schedule_rules", "LLVM_TARGET_ATTRS", "LOWERING_PASSES",
+    "tvm_tir_schedule_rules", "tvm_runtime_runner", "LLVM_TARGET_ATTRS", "LOWERING_PASSES",
 ]
 
 #: attribute -> (type, default) of the llvm target kind
@@ -104,3 +106,13 @@ def tvm_tir_schedule_rules(target: Target) -> Any:
     from .schedule_rules import cpu_info, cpu_rules
 
     return cpu_rules(cpu_info(target))
+
+
+@hookimpl
+def tvm_runtime_runner(name: str, options: dict) -> Any:
+    """The ``qemu`` runner (:class:`tvm.target.llvm.qemu.QemuRunner`) made with ``options``."""
+    if name != "qemu":
+        return None
+    from .qemu import QemuRunner
+
+    return QemuRunner(**options)
