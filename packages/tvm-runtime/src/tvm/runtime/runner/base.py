@@ -143,7 +143,7 @@ class Session(ABC):
         kernels = self.load_module(path) if lib_len else None
         return Executable.from_program_bytes(blob, kernels, origin=repr(os.fspath(path)))
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - a session that holds nothing has nothing to do
         """Release the session (stop its process)."""
 
     def __enter__(self) -> Session:
