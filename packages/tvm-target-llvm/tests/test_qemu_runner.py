@@ -1,0 +1,217 @@
+"""Cross-compiled kernels executed under qemu-user through the ``qemu`` runner, compared
+with the same kernels built for this machine.
+
+K1-K5 are the kernels of ``benchmarks/kernels.py`` (matmul, conv2d, matmul + bias, depthwise
+conv2d, softmax) at smaller shapes, so that each runs in well under a second under
+emulation.  Each is built with the default CPU schedules for aarch64 (+neon) and riscv64
+(+v; the code does not depend on the vector length, so one build runs at vlen=128 and
+vlen=256), exported by the triple's cross compiler and run by the C runner server under
+qemu; the host build runs through the local runner.
+
+Needs qemu-user and the GNU cross toolchains (Debian: qemu-user, gcc-aarch64-linux-gnu,
+gcc-riscv64-linux-gnu, libc6-dev-arm64-cross, libc6-dev-riscv64-cross).  Where they are
+missing the tests skip; CI installs them and forbids skips.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from tvm import te, tir
+from tvm.runtime.error import KernelError
+from tvm.runtime.runner import (
+    LocalRunner,
+    RunnerUnavailableError,
+    create_runner,
+)
+from tvm.target.llvm.qemu import QemuRunner, qemu_arch
+
+TARGETS = {
+    "aarch64": "llvm -mtriple=aarch64-linux-gnu -mattr=+neon",
+    "riscv64": "llvm -mtriple=riscv64-linux-gnu -mattr=+v",
+}
+#: (id, target key, runner options)
+CONFIGS = [
+    ("aarch64-neon", "aarch64", {}),
+    ("riscv64-v-vlen128", "riscv64", {"vlen": 128}),
+    ("riscv64-v-vlen256", "riscv64", {"vlen": 256}),
+]
+
+
+def qemu_runner(key: str, **options) -> QemuRunner:
+    """The qemu runner for ``TARGETS[key]``; skips where qemu or the cross toolchain is
+    missing (never in CI, which installs them and forbids skips)."""
+    runner = create_runner("qemu", target=TARGETS[key], **options)
+    try:
+        runner.check_available()
+        runner.server_path()
+    except RunnerUnavailableError as err:
+        pytest.skip(str(err))
+    return runner
+
+
+# ------------------------------------------------------------------ K1-K5, smaller shapes
+
+
+def _matmul(m: int, n: int, k: int, bias: bool) -> tir.PrimFunc:
+    A = te.placeholder((m, k), name="A")
+    B = te.placeholder((k, n), name="B")
+    r = te.reduce_axis((0, k), name="k")
+    C = te.compute((m, n), lambda i, j: te.sum(A[i, r] * B[r, j], axis=r), name="C")
+    if not bias:
+        return te.create_prim_func([A, B, C])
+    b = te.placeholder((n,), name="bias")
+    D = te.compute((m, n), lambda i, j: C[i, j] + b[j], name="T_add")
+    return te.create_prim_func([A, B, b, D])
+
+
+def _conv(c: int, k: int, hw: int, depthwise: bool) -> tir.PrimFunc:
+    X = te.placeholder((1, c, hw, hw), name="X")
+    W = te.placeholder((k, 1 if depthwise else c, 3, 3), name="W")
+    P = te.compute((1, c, hw + 2, hw + 2), lambda n, ch, h, w: te.if_then_else(
+        te.all(h >= 1, h < hw + 1, w >= 1, w < hw + 1), X[n, ch, h - 1, w - 1], 0.0),
+        name="pad_temp")
+    ry = te.reduce_axis((0, 3), name="ry")
+    rx = te.reduce_axis((0, 3), name="rx")
+    if depthwise:
+        Y = te.compute((1, k, hw, hw), lambda n, o, h, w: te.sum(
+            P[n, o, h + ry, w + rx] * W[o, 0, ry, rx], axis=[ry, rx]), name="conv")
+    else:
+        rc = te.reduce_axis((0, c), name="rc")
+        Y = te.compute((1, k, hw, hw), lambda n, o, h, w: te.sum(
+            P[n, rc, h + ry, w + rx] * W[o, rc, ry, rx], axis=[rc, ry, rx]), name="conv")
+    return te.create_prim_func([X, W, Y])
+
+
+def _softmax(m: int, n: int) -> tir.PrimFunc:
+    X = te.placeholder((m, n), name="X")
+    k = te.reduce_axis((0, n), name="k")
+    mx = te.compute((m,), lambda i: te.max(X[i, k], axis=k), name="T_softmax_maxelem")
+    ex = te.compute((m, n), lambda i, j: te.exp(X[i, j] - mx[i]), name="T_softmax_exp")
+    k2 = te.reduce_axis((0, n), name="k")
+    sm = te.compute((m,), lambda i: te.sum(ex[i, k2], axis=k2), name="T_softmax_expsum")
+    out = te.compute((m, n), lambda i, j: ex[i, j] / sm[i], name="T_softmax_norm")
+    return te.create_prim_func([X, out])
+
+
+#: kernel -> (PrimFunc factory, argument shapes; the last argument is the output)
+KERNELS = {
+    "K1": (lambda: _matmul(128, 128, 128, False), [(128, 128), (128, 128), (128, 128)]),
+    "K2": (lambda: _conv(32, 32, 28, False), [(1, 32, 28, 28), (32, 32, 3, 3), (1, 32, 28, 28)]),
+    "K3": (lambda: _matmul(64, 256, 128, True), [(64, 128), (128, 256), (256,), (64, 256)]),
+    "K4": (lambda: _conv(64, 64, 28, True), [(1, 64, 28, 28), (64, 1, 3, 3), (1, 64, 28, 28)]),
+    "K5": (lambda: _softmax(128, 512), [(128, 512), (128, 512)]),
+}
+
+
+def _inputs(kernel: str) -> list[np.ndarray]:
+    rng = np.random.default_rng(7)
+    shapes = KERNELS[kernel][1]
+    return [rng.standard_normal(s).astype("float32") for s in shapes[:-1]] + [
+        np.zeros(shapes[-1], "float32")]
+
+
+@pytest.fixture(scope="module")
+def libraries(tmp_path_factory):
+    """``(kernel, target key or "host") -> (path, function name)``, built on first use."""
+    folder = tmp_path_factory.mktemp("qemu_kernels")
+    built: dict[tuple[str, str], tuple[str, str]] = {}
+
+    def get(kernel: str, key: str) -> tuple[str, str]:
+        if (kernel, key) not in built:
+            target = "llvm" if key == "host" else TARGETS[key]
+            mod = tir.build(KERNELS[kernel][0](), target)
+            (name,) = mod.function_names
+            path = str(folder / f"{kernel}_{key}.so")
+            mod.export_library(path)
+            built[kernel, key] = (path, name)
+        return built[kernel, key]
+
+    return get
+
+
+@pytest.fixture(scope="module")
+def host_results(libraries):
+    """The host build's output of each kernel (through the local runner)."""
+    cache: dict[str, np.ndarray] = {}
+
+    def get(kernel: str) -> np.ndarray:
+        if kernel not in cache:
+            path, name = libraries(kernel, "host")
+            cache[kernel] = LocalRunner().run(path, name, _inputs(kernel)).output(-1)
+        return cache[kernel]
+
+    return get
+
+
+@pytest.mark.parametrize("kernel", sorted(KERNELS))
+@pytest.mark.parametrize("config", [c[0] for c in CONFIGS])
+def test_kernel_under_qemu_matches_the_host_build(kernel, config, libraries, host_results):
+    _, key, options = next(c for c in CONFIGS if c[0] == config)
+    runner = qemu_runner(key, **options)
+    path, name = libraries(kernel, key)
+    args = _inputs(kernel)
+    result = runner.run(path, name, args, outputs=[-1], repeat=1)
+    expected = host_results(kernel)
+    assert result.output(-1).shape == expected.shape
+    np.testing.assert_allclose(result.output(-1), expected, rtol=1e-4,
+                               atol=1e-4 * max(1.0, float(np.abs(expected).max())))
+    assert len(result.times) == 1 and result.times[0] > 0
+
+
+def test_the_server_runs_emulated_and_sessions_keep_modules(libraries):
+    for key, machine in (("aarch64", "aarch64"), ("riscv64", "riscv64")):
+        runner = qemu_runner(key, **({"vlen": 256} if key == "riscv64" else {}))
+        path, name = libraries("K5", key)
+        with runner.session() as s:
+            assert s.machine == machine  # uname as the emulated code sees it
+            mod = s.load_module(path)
+            assert mod.function_names == [name] and mod.target.startswith("llvm")
+            x = _inputs("K5")
+            mod[name](*x)  # in place, as a local kernel
+            np.testing.assert_allclose(x[-1].sum(axis=1), 1.0, rtol=1e-5)
+            assert s.load_module(path) is mod
+
+
+def test_kernel_checks_under_qemu_name_the_runner_and_the_argument(libraries):
+    runner = qemu_runner("aarch64")
+    path, name = libraries("K1", "aarch64")
+    args = _inputs("K1")
+    args[1] = np.zeros((127, 128), "float32")
+    with pytest.raises(KernelError, match=r"^qemu runner \(aarch64-linux-gnu, -cpu max\): "
+                                          rf"{name}: argument B has shape\[0\] = 127, "
+                                          "expected 128"):
+        runner.run(path, name, args)
+
+
+def test_qemu_options_follow_the_target():
+    rv = QemuRunner(TARGETS["riscv64"])
+    assert rv.cpu == "rv64,v=true,vlen=128" and rv.launcher[0] == "qemu-riscv64"
+    assert QemuRunner(TARGETS["riscv64"], vlen=256).cpu == "rv64,v=true,vlen=256"
+    assert QemuRunner("llvm -mtriple=riscv64-linux-gnu").cpu == "rv64"
+    a64 = QemuRunner(TARGETS["aarch64"], cpu="cortex-a72")
+    assert a64.cpu == "cortex-a72" and a64.launcher[0] == "qemu-aarch64"
+    assert "-cpu" in a64.launcher and a64.describe() == \
+        "qemu runner (aarch64-linux-gnu, -cpu cortex-a72)"
+    with pytest.raises(ValueError, match="vlen= applies to riscv64 targets"):
+        QemuRunner(TARGETS["aarch64"], vlen=128)
+    with pytest.raises(ValueError, match="vlen= needs a riscv64 target with \\+v"):
+        QemuRunner("llvm -mtriple=riscv64-linux-gnu", vlen=128)
+    with pytest.raises(TypeError, match="needs target="):
+        QemuRunner()
+    assert qemu_arch("aarch64-unknown-linux-gnu") == "aarch64"
+    with pytest.raises(ValueError, match="no qemu-user emulator known"):
+        qemu_arch("wasm32-unknown-unknown")
+
+
+def test_missing_qemu_is_a_clear_error():
+    runner = QemuRunner(TARGETS["riscv64"], qemu="qemu-riscv64-not-installed")
+    with pytest.raises(RunnerUnavailableError,
+                       match=r"qemu runner \(riscv64-linux-gnu, -cpu rv64,v=true,vlen=128\): "
+                             r"the emulator 'qemu-riscv64-not-installed' is not on PATH; "
+                             r"install qemu-user"):
+        runner.run("unused.so", "f", [])
+    missing_cc = QemuRunner(TARGETS["aarch64"], cc="aarch64-no-such-gcc")
+    if missing_cc.sysroot is not None:
+        with pytest.raises(RunnerUnavailableError, match=r"qemu runner \(aarch64-linux-gnu"):
+            missing_cc.server_path()
