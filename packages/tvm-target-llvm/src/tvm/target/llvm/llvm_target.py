@@ -134,7 +134,7 @@ class LLVMTargetOptions:
         else:
             cpu = mcpu or "generic"
         if triple.startswith("riscv64"):
-            features[:0] = RISCV64_BASE_FEATURES
+            features[:0] = [f for f in RISCV64_BASE_FEATURES if f not in mattr]
         for attr in mattr:
             attr = attr.strip()
             if not attr:
@@ -151,11 +151,20 @@ class LLVMTargetOptions:
         if num_cores < 0:
             raise ValueError(f"llvm target: -num-cores must be >= 0, got {num_cores}")
         text = str(target)
-        same_os = same_arch and triple.split("-")[2:3] == host_triple().split("-")[2:3]
+        same_os = same_arch and _os_name(triple) == _os_name(host_triple())
         is_elf = not any(k in triple for k in ("darwin", "macos", "ios", "windows", "wasm"))
         threading = _threading_mode(get("threading"), same_os, is_elf)
         abi = get("mabi") or _default_abi(triple, features)
         return cls(triple, cpu, ",".join(features), opt_level, num_cores, text, threading, abi)
+
+
+def _os_name(triple: str) -> str:
+    """The OS part of a triple, with or without a vendor (``x86_64-linux-gnu`` and
+    ``x86_64-unknown-linux-gnu`` are both ``linux``)."""
+    for part in triple.split("-")[1:]:
+        if part.startswith(("linux", "darwin", "macos", "ios", "windows", "freebsd", "wasi")):
+            return "macos" if part.startswith(("darwin", "macos")) else part.rstrip("0123456789.")
+    return ""
 
 
 #: the RV64GC base every riscv64 Linux target has (integer multiply, atomics, single and

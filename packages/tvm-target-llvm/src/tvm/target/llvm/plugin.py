@@ -2,6 +2,7 @@
 
 Registers the ``llvm`` target kind (CPU, device type 1; a host JIT, capability
 ``host-jit``, so the core compiles constant folding and weight prepacking with it), with
+its named targets (``tvm_register_target_tags``: boards and x86 generations, :mod:`.tags`),
 its lowering passes (:data:`LOWERING_PASSES`, run at the end of ``tvm.tir.build``'s default
 pipeline), answers ``tvm_tir_codegen`` for it, contributes the default CPU schedule rules
 (``tvm_tir_schedule_rules``) and schedules unscheduled PrimFuncs with them
@@ -23,8 +24,9 @@ if TYPE_CHECKING:
     from tvm.ir.target import Target
 
 __all__ = [
-    "tvm_register_target_kinds", "tvm_tir_codegen", "tvm_tir_default_schedule",
-    "tvm_tir_schedule_rules", "tvm_runtime_runner", "LLVM_TARGET_ATTRS", "LOWERING_PASSES",
+    "tvm_register_target_kinds", "tvm_register_target_tags", "tvm_tir_codegen",
+    "tvm_tir_default_schedule", "tvm_tir_schedule_rules", "tvm_runtime_runner",
+    "LLVM_TARGET_ATTRS", "LOWERING_PASSES",
 ]
 
 #: attribute -> (type, default) of the llvm target kind
@@ -77,6 +79,16 @@ def _kind() -> Any:
 @hookimpl
 def tvm_register_target_kinds(register: Callable[[Any], None]) -> None:
     register(_kind())
+
+
+@hookimpl
+def tvm_register_target_tags(register: Callable[[Any], None]) -> None:
+    """Named llvm targets: boards (Raspberry Pi 4/5, RK3588, VisionFive 2, SpacemiT K1, ...)
+    and x86 generations (x86-64-v3/v4, znver3/4, ...), see :mod:`.tags`."""
+    from .tags import tags
+
+    for tag in tags():
+        register(tag)
 
 
 @hookimpl
