@@ -21,6 +21,7 @@ from tvm import te, tir
 from tvm.runtime.error import KernelError
 from tvm.runtime.runner import (
     LocalRunner,
+    RunnerError,
     RunnerUnavailableError,
     create_runner,
 )
@@ -215,3 +216,12 @@ def test_missing_qemu_is_a_clear_error():
     if missing_cc.sysroot is not None:
         with pytest.raises(RunnerUnavailableError, match=r"qemu runner \(aarch64-linux-gnu"):
             missing_cc.server_path()
+
+
+def test_a_server_that_cannot_start_reports_qemus_message():
+    runner = qemu_runner("aarch64")
+    broken = QemuRunner(TARGETS["aarch64"], sysroot="/nonexistent-sysroot", cc=runner.cc)
+    with pytest.raises(RunnerError, match=r"(?s)qemu runner \(aarch64-linux-gnu, -cpu max\): "
+                                          r"the runner process exited with status \d+ during "
+                                          r"start.*server stderr:.*ld-linux-aarch64"):
+        broken.session()

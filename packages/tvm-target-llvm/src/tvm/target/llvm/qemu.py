@@ -59,11 +59,9 @@ def _default_cpu(arch: str, opts: LLVMTargetOptions, vlen: int | None) -> str | 
 
 
 def _sysroot(triple: str, arch: str) -> str | None:
-    """The target's libraries for qemu's ``-L`` (``$QEMU_LD_PREFIX``, ``/usr/<triple>``,
-    ``/usr/<arch>-linux-gnu``)."""
-    env = os.environ.get("QEMU_LD_PREFIX")
-    if env:
-        return env
+    """The target's libraries for qemu's ``-L``: ``/usr/<triple>`` or
+    ``/usr/<arch>-linux-gnu`` (Debian's cross libc); None leaves it to qemu
+    (``QEMU_LD_PREFIX``)."""
     for cand in (f"/usr/{triple}", f"/usr/{triple.split('-')[0]}-linux-gnu",
                  f"/usr/{arch}-linux-gnu"):
         if os.path.isdir(cand):
@@ -75,7 +73,8 @@ class QemuRunner(ProcessRunner):
     """Runs kernels built for ``target`` (an llvm Target or its string) under qemu-user.
 
     ``vlen``: the RISC-V vector length in bits (with ``+v``); ``cpu``: the qemu ``-cpu``
-    value (overrides the one derived from the target); ``sysroot``: qemu's ``-L``;
+    value (overrides the one derived from the target); ``sysroot``: qemu's ``-L`` (default
+    ``/usr/<triple>``, where Debian's ``libc6-dev-<arch>-cross`` puts the target's libc);
     ``qemu``: the emulator binary; ``cc``: the cross compiler of the runner server;
     ``num_threads`` and ``timeout`` as for :class:`ProcessRunner`.
     """
@@ -129,8 +128,3 @@ class QemuRunner(ProcessRunner):
             raise RunnerUnavailableError(
                 f"{self.describe()}: the emulator {self.qemu!r} is not on PATH; "
                 f"{self.install_hint()}")
-        if self.sysroot is None:
-            raise RunnerUnavailableError(
-                f"{self.describe()}: no libraries for {self.triple} (looked for /usr/"
-                f"{self.triple}); install the cross C library (Debian/Ubuntu: libc6-dev-"
-                f"{'arm64' if self.arch == 'aarch64' else self.arch}-cross) or pass sysroot=")
