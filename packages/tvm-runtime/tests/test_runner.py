@@ -92,6 +92,8 @@ def test_kernel_errors_carry_the_kernel_message_and_the_runner(kernel_lib):
         m["add_scalar"](np.ones(4, "float32"), out, 1.0)
         np.testing.assert_array_equal(out, 2.0)
         assert s.alive and s.machine
+    with pytest.raises(RunnerError, match=r"process runner \(host\): the session is closed"):
+        m["add_scalar"](np.ones(4, "float32"), out, 1.0)
 
 
 def test_parallel_launches_run_every_task(kernel_lib):

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from tvm import te, tir
-from tvm.runtime.error import KernelError
+from tvm.runtime.error import KernelError, ModuleLoadError
 from tvm.runtime.runner import (
     LocalRunner,
     RunnerError,
@@ -30,6 +30,8 @@ from tvm.target.llvm.qemu import QemuRunner, qemu_arch
 TARGETS = {
     "aarch64": "llvm -mtriple=aarch64-linux-gnu -mattr=+neon",
     "riscv64": "llvm -mtriple=riscv64-linux-gnu -mattr=+v",
+    # a cross target parallelizes only with a core count (-num-cores): parallel launches
+    "aarch64-4cores": "llvm -mtriple=aarch64-linux-gnu -mattr=+neon -num-cores=4",
 }
 #: (id, target key, runner options)
 CONFIGS = [
@@ -172,6 +174,29 @@ def test_the_server_runs_emulated_and_sessions_keep_modules(libraries):
             mod[name](*x)  # in place, as a local kernel
             np.testing.assert_allclose(x[-1].sum(axis=1), 1.0, rtol=1e-5)
             assert s.load_module(path) is mod
+
+
+def test_parallel_kernels_under_qemu_on_two_threads(libraries, host_results):
+    """The server's parallel launch (pthreads) under emulation: the result does not change."""
+    runner = qemu_runner("aarch64-4cores", num_threads=2)
+    path, name = libraries("K2", "aarch64-4cores")
+    ir = tir.build(KERNELS["K2"][0](), TARGETS["aarch64-4cores"]).get_source("ll")
+    assert ir.count("@__TVMBackendParallelLaunch") > 1  # defined, and loaded to launch
+    with runner.session() as s:
+        one = s.run(path, name, _inputs("K2"), outputs=[-1]).output(-1)
+        s.set_num_threads(1)
+        np.testing.assert_array_equal(s.run(path, name, _inputs("K2")).output(-1), one)
+    np.testing.assert_allclose(one, host_results("K2"), rtol=1e-4, atol=1e-3)
+
+
+def test_a_library_of_another_architecture_is_refused(libraries):
+    runner = qemu_runner("aarch64")
+    host_path, _ = libraries("K5", "host")
+    with runner.session() as s:
+        with pytest.raises(ModuleLoadError, match=r"qemu runner \(aarch64-linux-gnu, -cpu max\): "
+                                                  r"cannot load the library"):
+            s.load_module(host_path)
+        assert s.alive
 
 
 def test_kernel_checks_under_qemu_name_the_runner_and_the_argument(libraries):

@@ -193,7 +193,7 @@ class LocalRunner(Runner):
     def __init__(self) -> None:
         import platform
 
-        super().__init__(f"{platform.machine()}-host")
+        super().__init__(platform.machine())
 
     def session(self) -> Session:
         return _LocalSession(self)

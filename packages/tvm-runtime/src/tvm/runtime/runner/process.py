@@ -228,6 +228,8 @@ class ProcessSession(Session):
 
     def _request(self, op: int, payload: bytes, during: str) -> bytes:
         with self._lock:
+            if self._proc is None:
+                raise RunnerError(f"{self._what}: the session is closed (during {during})")
             if self._proc.poll() is not None:
                 raise self._died(during)
             try:
@@ -288,8 +290,6 @@ class ProcessSession(Session):
             return self._modules[key]
         if not os.path.exists(key):
             raise FileNotFoundError(f"{self._what}: no such file: {key!r}")
-        if self._proc is None:
-            raise RunnerError(f"{self._what}: the session is closed")
         try:
             body = self._request(_OP_LOAD, key.encode("utf-8"), f"loading {key!r}")
         except _RequestFailed as err:

@@ -63,7 +63,6 @@ static void set_last_error(const char *msg) {
 typedef struct {
   ParallelLambda f; void *cdata; int32_t num_task;
   int32_t next, status;
-  pthread_mutex_t lock;
 } Launch;
 
 static void *launch_worker(void *arg) {
@@ -83,7 +82,7 @@ static void *launch_worker(void *arg) {
 static int32_t parallel_launch(ParallelLambda f, void *cdata, int32_t num_task) {
   if (num_task <= 0) num_task = num_threads;
   int32_t workers = num_threads < num_task ? num_threads : num_task;
-  Launch l = {f, cdata, num_task, 0, 0, PTHREAD_MUTEX_INITIALIZER};
+  Launch l = {f, cdata, num_task, 0, 0};
   pthread_t threads[256];
   if (workers > 256) workers = 256;
   int started = 0;
