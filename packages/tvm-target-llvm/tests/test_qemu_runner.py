@@ -2,7 +2,7 @@
 with the same kernels built for this machine.
 
 K1-K5 are the kernels of ``benchmarks/kernels.py`` (matmul, conv2d, matmul + bias, depthwise
-conv2d, softmax) at smaller shapes, so that each runs in well under a second under
+conv2d, softmax; the te definitions of ``schedule_workloads``) at smaller shapes, so that each runs in well under a second under
 emulation.  Each is built with the default CPU schedules for aarch64 (+neon) and riscv64
 (+v; the code does not depend on the vector length, so one build runs at vlen=128 and
 vlen=256), exported by the triple's cross compiler and run by the C runner server under
@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from tvm import te, tir
+import schedule_workloads as wl
+from tvm import tir
 from tvm.runtime.error import KernelError, ModuleLoadError
 from tvm.runtime.runner import (
     LocalRunner,
@@ -55,55 +56,15 @@ def qemu_runner(key: str, **options) -> QemuRunner:
 
 # ------------------------------------------------------------------ K1-K5, smaller shapes
 
-
-def _matmul(m: int, n: int, k: int, bias: bool) -> tir.PrimFunc:
-    A = te.placeholder((m, k), name="A")
-    B = te.placeholder((k, n), name="B")
-    r = te.reduce_axis((0, k), name="k")
-    C = te.compute((m, n), lambda i, j: te.sum(A[i, r] * B[r, j], axis=r), name="C")
-    if not bias:
-        return te.create_prim_func([A, B, C])
-    b = te.placeholder((n,), name="bias")
-    D = te.compute((m, n), lambda i, j: C[i, j] + b[j], name="T_add")
-    return te.create_prim_func([A, B, b, D])
-
-
-def _conv(c: int, k: int, hw: int, depthwise: bool) -> tir.PrimFunc:
-    X = te.placeholder((1, c, hw, hw), name="X")
-    W = te.placeholder((k, 1 if depthwise else c, 3, 3), name="W")
-    P = te.compute((1, c, hw + 2, hw + 2), lambda n, ch, h, w: te.if_then_else(
-        te.all(h >= 1, h < hw + 1, w >= 1, w < hw + 1), X[n, ch, h - 1, w - 1], 0.0),
-        name="pad_temp")
-    ry = te.reduce_axis((0, 3), name="ry")
-    rx = te.reduce_axis((0, 3), name="rx")
-    if depthwise:
-        Y = te.compute((1, k, hw, hw), lambda n, o, h, w: te.sum(
-            P[n, o, h + ry, w + rx] * W[o, 0, ry, rx], axis=[ry, rx]), name="conv")
-    else:
-        rc = te.reduce_axis((0, c), name="rc")
-        Y = te.compute((1, k, hw, hw), lambda n, o, h, w: te.sum(
-            P[n, rc, h + ry, w + rx] * W[o, rc, ry, rx], axis=[rc, ry, rx]), name="conv")
-    return te.create_prim_func([X, W, Y])
-
-
-def _softmax(m: int, n: int) -> tir.PrimFunc:
-    X = te.placeholder((m, n), name="X")
-    k = te.reduce_axis((0, n), name="k")
-    mx = te.compute((m,), lambda i: te.max(X[i, k], axis=k), name="T_softmax_maxelem")
-    ex = te.compute((m, n), lambda i, j: te.exp(X[i, j] - mx[i]), name="T_softmax_exp")
-    k2 = te.reduce_axis((0, n), name="k")
-    sm = te.compute((m,), lambda i: te.sum(ex[i, k2], axis=k2), name="T_softmax_expsum")
-    out = te.compute((m, n), lambda i, j: ex[i, j] / sm[i], name="T_softmax_norm")
-    return te.create_prim_func([X, out])
-
-
 #: kernel -> (PrimFunc factory, argument shapes; the last argument is the output)
 KERNELS = {
-    "K1": (lambda: _matmul(128, 128, 128, False), [(128, 128), (128, 128), (128, 128)]),
-    "K2": (lambda: _conv(32, 32, 28, False), [(1, 32, 28, 28), (32, 32, 3, 3), (1, 32, 28, 28)]),
-    "K3": (lambda: _matmul(64, 256, 128, True), [(64, 128), (128, 256), (256,), (64, 256)]),
-    "K4": (lambda: _conv(64, 64, 28, True), [(1, 64, 28, 28), (64, 1, 3, 3), (1, 64, 28, 28)]),
-    "K5": (lambda: _softmax(128, 512), [(128, 512), (128, 512)]),
+    "K1": (lambda: wl.matmul(128, 128, 128), [(128, 128), (128, 128), (128, 128)]),
+    "K2": (lambda: wl.conv2d_nchw(1, 32, 28, 28, 32),
+           [(1, 32, 28, 28), (32, 32, 3, 3), (1, 32, 28, 28)]),
+    "K3": (lambda: wl.matmul(64, 256, 128, bias=True), [(64, 128), (128, 256), (256,), (64, 256)]),
+    "K4": (lambda: wl.conv2d_nchw(1, 64, 28, 28, 64, groups=64),
+           [(1, 64, 28, 28), (64, 1, 3, 3), (1, 64, 28, 28)]),
+    "K5": (lambda: wl.softmax(128, 512), [(128, 512), (128, 512)]),
 }
 
 
