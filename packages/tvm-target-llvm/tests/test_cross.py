@@ -151,3 +151,21 @@ def test_a_cross_built_parallel_kernel_uses_the_runtime_pool():
     mod = build(f, AARCH64)
     assert mod.options.threading == "pool"
     assert "GOMP_parallel" not in mod.get_source("ll")
+
+
+def test_an_explicit_compiler_that_does_not_exist_is_refused(tmp_path):
+    mod = build(_saxpy(), AARCH64)
+    with pytest.raises(RuntimeError, match="'/nowhere/gcc' was not found"):
+        mod.export_library(tmp_path / "x.so", cc="/nowhere/gcc")
+    with pytest.raises(RuntimeError, match="'/nowhere/cc' was not found"):
+        find_c_compiler(cc="/nowhere/cc")  # for this machine too: never silently replaced
+
+
+def test_loading_a_foreign_library_here_says_what_it_is(tmp_path):
+    from tvm.runtime import ModuleLoadError, load_module
+
+    need_cross_cc("riscv64")
+    lib = tmp_path / "saxpy_rv.so"
+    build(_saxpy(), RISCV64).export_library(lib)
+    with pytest.raises(ModuleLoadError, match="built for riscv64.*qemu-user"):
+        load_module(lib)

@@ -43,7 +43,9 @@ def test_board_tags_describe_their_isa():
     pi4 = cpu_info(Target("raspberry-pi-4"))
     assert (pi4.vector_bytes, pi4.vector_registers, pi4.fma, pi4.num_cores) == (16, 32, True, 4)
     k1 = cpu_info(Target("spacemit-k1"))
-    assert (k1.vector_registers, k1.fma, k1.num_cores) == (32, True, 8)
+    assert (k1.vector_bytes, k1.vector_registers, k1.fma, k1.num_cores) == (32, 32, True, 8)
+    rvv = cpu_info(Target("llvm -mtriple=riscv64-linux-gnu -mattr=+v"))
+    assert (rvv.vector_bytes, rvv.vector_registers, rvv.fma) == (16, 32, True)  # VLEN >= 128
     vf2 = cpu_info(Target("visionfive-2"))
     assert not vf2.fma and vf2.num_cores == 4  # U74: no vector unit
     assert cpu_info(Target("x86-64-v4")).vector_bytes == 64

@@ -4,7 +4,12 @@ The optimised LLVM IR is compiled in-process by MCJIT; kernels are found by symb
 and wrapped by :func:`tvm.runtime.module_from_symbols` machinery (``NativeModule``), which
 also reads ``__tvm_module_meta`` and fills the runtime slots.  ``export_library("x.so")``
 emits a position-independent object with the same target machine and links it with the
-system C compiler, so :func:`tvm.runtime.load_module` reads it back without LLVM.  Under
+system C compiler, so :func:`tvm.runtime.load_module` reads it back without LLVM.
+
+A module for another architecture (``-mtriple=aarch64-linux-gnu``) is not loaded: its
+functions are listed from the metadata in its IR (:func:`meta_from_ir`) as
+:class:`CrossCompiledFunction` objects that refuse calls, and ``export_library`` links it
+with the triple's GNU cross compiler (:func:`find_c_compiler`).  Under
 ``-threading=omp`` (parallel loops through libgomp) libgomp is loaded into the process
 before MCJIT resolves symbols, and exported libraries link ``-lgomp``.
 
@@ -96,19 +101,19 @@ def find_c_compiler(cc: str | None = None, triple: str | None = None) -> str:
 
     arch = triple.split("-")[0] if triple else None
     cross = arch is not None and arch != host_triple().split("-")[0]
-    if cross:
-        candidates = [cc, _cross_knob(arch), *cross_compiler_names(triple)]
-    else:
-        candidates = [cc, knobs.CC.get(), "cc", "gcc", "clang"]
-    for candidate in candidates:
-        if not candidate:
-            continue
+    # an explicit choice (the argument, the cross knob) is used or refused, never skipped
+    explicit = [c for c in (cc, _cross_knob(arch) if cross else None) if c]
+    for candidate in explicit[:1]:
         path = shutil.which(candidate)
-        if path:
-            return path
-        if candidate in (cc, candidates[1]):
+        if path is None:
             raise RuntimeError(f"export_library: the C compiler {candidate!r} was not found "
                                "(neither a path nor a command on PATH)")
+        return path
+    fallbacks = cross_compiler_names(triple) if cross else [knobs.CC.get(), "cc", "gcc", "clang"]
+    for candidate in fallbacks:
+        path = shutil.which(candidate) if candidate else None
+        if path:
+            return path
     if cross:
         names = ", ".join(cross_compiler_names(triple))
         pkgs = _CROSS_PACKAGES.get(arch, f"gcc-{arch}-linux-gnu")

@@ -87,8 +87,10 @@ def _info_from(triple: str, cpu: str, features: str, num_cores: int) -> CPUInfo:
     elif arch in ("aarch64", "arm64"):
         vbytes, regs, fma = 16, 32, True
     elif arch.startswith("riscv") and "v" in feats:
-        # RVV: 32 vector registers of at least 128 bits (zvl128b, what V guarantees), vfmacc
-        vbytes, regs, fma = 16, 32, True
+        # RVV: 32 vector registers of VLEN >= 128 bits (what V guarantees; +zvl256b etc.
+        # promise more), with vfmacc
+        zvl = [int(f[3:-1]) for f in feats if f.startswith("zvl") and f[3:-1].isdigit()]
+        vbytes, regs, fma = max([128, *zvl]) // 8, 32, True
     else:
         vbytes, regs, fma = 16, 16, False
     if num_cores <= 0:
