@@ -5,7 +5,7 @@ K1-K5 are the kernels of ``benchmarks/kernels.py`` (matmul, conv2d, matmul + bia
 conv2d, softmax; the te definitions of ``schedule_workloads``) at smaller shapes, so that each runs in well under a second under
 emulation.  Each is built with the default CPU schedules for aarch64 (+neon) and riscv64
 (+v; the code does not depend on the vector length, so one build runs at vlen=128 and
-vlen=256), exported by the triple's cross compiler and run by the C runner server under
+vlen=256; and +v,+zvl256b, whose rules assume 256-bit vectors, at vlen=256), exported by the triple's cross compiler and run by the C runner server under
 qemu; the host build runs through the local runner.
 
 Needs qemu-user and the GNU cross toolchains (Debian: qemu-user, gcc-aarch64-linux-gnu,
@@ -31,6 +31,8 @@ from tvm.target.llvm.qemu import QemuRunner, qemu_arch
 TARGETS = {
     "aarch64": "llvm -mtriple=aarch64-linux-gnu -mattr=+neon",
     "riscv64": "llvm -mtriple=riscv64-linux-gnu -mattr=+v",
+    # a board promising VLEN >= 256: the CPU rules use 32-byte vectors, qemu runs vlen=256
+    "riscv64-zvl256b": "llvm -mtriple=riscv64-linux-gnu -mattr=+v,+zvl256b",
     # a cross target parallelizes only with a core count (-num-cores): parallel launches
     "aarch64-4cores": "llvm -mtriple=aarch64-linux-gnu -mattr=+neon -num-cores=4",
 }
@@ -39,6 +41,7 @@ CONFIGS = [
     ("aarch64-neon", "aarch64", {}),
     ("riscv64-v-vlen128", "riscv64", {"vlen": 128}),
     ("riscv64-v-vlen256", "riscv64", {"vlen": 256}),
+    ("riscv64-zvl256b", "riscv64-zvl256b", {}),
 ]
 
 
@@ -176,6 +179,11 @@ def test_qemu_options_follow_the_target():
     assert rv.cpu == "rv64,v=true,vlen=128" and rv.launcher[0] == "qemu-riscv64"
     assert QemuRunner(TARGETS["riscv64"], vlen=256).cpu == "rv64,v=true,vlen=256"
     assert QemuRunner("llvm -mtriple=riscv64-linux-gnu").cpu == "rv64"
+    zvl = "llvm -mtriple=riscv64-linux-gnu -mattr=+v,+zvl256b"
+    assert QemuRunner(zvl).cpu == "rv64,v=true,vlen=256"
+    assert QemuRunner(zvl, vlen=512).cpu == "rv64,v=true,vlen=512"
+    with pytest.raises(ValueError, match=r"needs VLEN >= 256 \(\+zvl256b\), vlen=128"):
+        QemuRunner(zvl, vlen=128)
     a64 = QemuRunner(TARGETS["aarch64"], cpu="cortex-a72")
     assert a64.cpu == "cortex-a72" and a64.launcher[0] == "qemu-aarch64"
     assert "-cpu" in a64.launcher and a64.describe() == \

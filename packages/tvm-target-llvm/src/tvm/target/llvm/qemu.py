@@ -4,7 +4,7 @@ A :class:`QemuRunner` is a :class:`tvm.runtime.runner.ProcessRunner` whose launc
 ``qemu-<arch> -L <sysroot> -cpu <cpu>`` and whose runner server is built by the triple's
 cross compiler (:func:`.module.find_c_compiler`, the one ``export_library`` links with).
 The qemu CPU follows the target: riscv64 with ``+v`` gets ``rv64,v=true,vlen=<vlen>``
-(128 unless ``vlen=`` says otherwise), aarch64 ``max`` (every extension qemu knows);
+(``vlen=``, else the ``+zvlNb`` the target promises, else 128), aarch64 ``max`` (every extension qemu knows);
 ``cpu=`` overrides it.  Registered by the llvm plugin as the runner ``qemu``::
 
     runner = tvm.runtime.runner.create_runner("qemu", target="llvm -mtriple=aarch64-linux-gnu")
@@ -47,7 +47,13 @@ def _default_cpu(arch: str, opts: LLVMTargetOptions, vlen: int | None) -> str | 
     if arch == "riscv64":
         feats = _features(opts)
         if "+v" in feats and "-v" not in feats:
-            return f"rv64,v=true,vlen={vlen or 128}"
+            # +zvlNb promises VLEN >= N (code may rely on it); V alone promises 128
+            zvl = max([128, *(int(f[4:-1]) for f in feats
+                              if f.startswith("+zvl") and f.endswith("b") and f[4:-1].isdigit())])
+            if vlen is not None and vlen < zvl:
+                raise ValueError(f"qemu runner: the target needs VLEN >= {zvl} (+zvl{zvl}b), "
+                                 f"vlen={vlen} is shorter")
+            return f"rv64,v=true,vlen={vlen or zvl}"
         if vlen is not None:
             raise ValueError("qemu runner: vlen= needs a riscv64 target with +v")
         return "rv64"
