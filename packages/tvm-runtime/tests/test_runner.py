@@ -75,6 +75,17 @@ def test_run_returns_outputs_and_times_without_touching_the_arguments(kernel_lib
         runner.run(kernel_lib, "add_scalar", args, repeat=-1)
 
 
+def test_upload_sends_the_library_instead_of_its_path(kernel_lib, tmp_path):
+    runner = ProcessRunner(upload=True)
+    with runner.session() as s:
+        res = s.run(kernel_lib, "add_scalar", _args(5))
+        np.testing.assert_array_equal(res.output(1), np.arange(5, dtype="float32") + 2.5)
+        garbage = tmp_path / "garbage.so"
+        garbage.write_bytes(b"\x7fELF not really")
+        with pytest.raises(ModuleLoadError, match="cannot load the library"):
+            s.load_module(garbage)
+
+
 def test_kernel_errors_carry_the_kernel_message_and_the_runner(kernel_lib):
     with ProcessRunner().session() as s:
         m = s.load_module(kernel_lib)

@@ -6,7 +6,8 @@ compiler into the cache (``tvm.ffi.knobs.cache_dir("runner")``), starts it as
 a native child process, which isolates crashes of code built for this machine) and talks
 to it over its stdin/stdout with the protocol described at the top of ``server.c``.  The
 server ``dlopen``-s the library, so no Python runs on the other side; the library's path is
-passed as it is (qemu-user and a child share this machine's file system).
+passed as it is (qemu-user and a child share this machine's file system), or with
+``upload=True`` its bytes (a server elsewhere, started through a launcher such as ssh).
 
 :class:`RemoteModule` is a :class:`~tvm.runtime.Module` whose functions forward each call
 to the session: argument tensors travel to the server, the tensors after the call travel
@@ -58,7 +59,7 @@ __all__ = ["ProcessRunner", "RemoteModule", "RemoteFunction", "build_server", "S
 SERVER_SOURCE = Path(__file__).with_name("server.c")
 PROTOCOL = 1
 
-_OP_QUIT, _OP_HELLO, _OP_LOAD, _OP_CALL, _OP_THREADS = range(5)
+_OP_QUIT, _OP_HELLO, _OP_LOAD, _OP_CALL, _OP_THREADS, _OP_UPLOAD = range(6)
 _FRAME = struct.Struct("<IQ")
 _build_lock = threading.Lock()
 
@@ -107,20 +108,23 @@ class ProcessRunner(Runner):
     ``launcher``: the command prefix the server runs under (an emulator and its options;
     empty: natively).  ``cc``: the C compiler for the code's machine (the host's by
     default).  ``num_threads``: threads of parallel launches in the server.  ``timeout``:
-    seconds one request may take before the server is stopped.
+    seconds one request may take before the server is stopped.  ``upload``: send each
+    library's bytes instead of its path (a server that does not share this machine's file
+    system, e.g. one started on a board through ``launcher=["ssh", "board"]``).
     """
 
     name = "process"
 
     def __init__(self, *, launcher: Sequence[str] = (), cc: str | None = None,
                  triple: str = "", num_threads: int = 1, timeout: float = 600.0,
-                 env: dict[str, str] | None = None) -> None:
+                 env: dict[str, str] | None = None, upload: bool = False) -> None:
         super().__init__(triple)
         self.launcher = tuple(launcher)
         self.cc = cc
         self.num_threads = int(num_threads)
         self.timeout = float(timeout)
         self.env = dict(env or {})
+        self.upload = bool(upload)
 
     def check_available(self) -> None:
         """Raise :class:`RunnerUnavailableError` when the launcher is not installed."""
@@ -290,8 +294,13 @@ class ProcessSession(Session):
             return self._modules[key]
         if not os.path.exists(key):
             raise FileNotFoundError(f"{self._what}: no such file: {key!r}")
+        if self.runner.upload:
+            with open(key, "rb") as f:
+                op, payload = _OP_UPLOAD, f.read()
+        else:
+            op, payload = _OP_LOAD, key.encode("utf-8")
         try:
-            body = self._request(_OP_LOAD, key.encode("utf-8"), f"loading {key!r}")
+            body = self._request(op, payload, f"loading {key!r}")
         except _RequestFailed as err:
             raise ModuleLoadError(f"{self._what}: {err}") from None
         (module_id,) = struct.unpack_from("<I", body)

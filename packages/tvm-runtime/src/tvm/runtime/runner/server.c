@@ -20,6 +20,8 @@
  *                contents after the first call), u32 repeat, f64 seconds per call of each
  *                of the `repeat` timed rounds of `number` calls
  *   4 THREADS u32 n                     -> (empty): the thread count of parallel launches
+ *   5 UPLOAD  the library's bytes       -> as LOAD (the server writes them to a temporary
+ *             file, loads it and removes the file: for a server on another machine)
  * A reply has status 0 (ok) or 1 (error; the payload is the message).
  */
 #define _GNU_SOURCE
@@ -161,18 +163,14 @@ static double now(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static void do_load(const char *payload, uint64_t n) {
-  char path[4096];
-  if (n >= sizeof(path)) { reply_error("LOAD: path too long%s", ""); return; }
-  memcpy(path, payload, n);
-  path[n] = 0;
+static void load_path(const char *path) {
   if (num_modules >= MAX_MODULES) { reply_error("LOAD: too many modules loaded%s", ""); return; }
   void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!h) { reply_error("cannot load the library: %s", dlerror()); return; }
   const char *meta = (const char *)dlsym(h, "__tvm_module_meta");
   if (!meta) {
     dlclose(h);
-    reply_error("%s defines no __tvm_module_meta: it is not a tvm module", path);
+    reply_error("the library defines no __tvm_module_meta: it is not a tvm module%s", "");
     return;
   }
   void **slot;
@@ -186,6 +184,33 @@ static void do_load(const char *payload, uint64_t n) {
   buf_put(&out, meta, strlen(meta));
   reply(0, out.data, out.len);
   free(out.data);
+}
+
+static void do_load(const char *payload, uint64_t n) {
+  char path[4096];
+  if (n >= sizeof(path)) { reply_error("LOAD: path too long%s", ""); return; }
+  memcpy(path, payload, n);
+  path[n] = 0;
+  load_path(path);
+}
+
+static void do_upload(const char *payload, uint64_t n) {
+  const char *dir = getenv("TMPDIR");
+  char path[4096];
+  snprintf(path, sizeof(path), "%s/tvm-runner-lib-XXXXXX", dir && dir[0] ? dir : "/tmp");
+  int fd = mkstemp(path);
+  if (fd < 0) { reply_error("UPLOAD: cannot create a temporary file: %s", strerror(errno)); return; }
+  const char *p = payload;
+  uint64_t left = n;
+  while (left) {
+    ssize_t w = write(fd, p, left);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) { close(fd); unlink(path); reply_error("UPLOAD: cannot write %s", path); return; }
+    p += w; left -= (uint64_t)w;
+  }
+  close(fd);
+  load_path(path);
+  unlink(path);  /* the mapping stays valid */
 }
 
 static void do_call(const char *payload, uint64_t n) {
@@ -293,6 +318,7 @@ int main(void) {
       snprintf(hello, sizeof(hello), "tvm-runner %d %d %s", PROTOCOL, (int)(8 * sizeof(void *)), u.machine);
       reply(0, hello, strlen(hello));
     } else if (op == 2) do_load(payload, n);
+    else if (op == 5) do_upload(payload, n);
     else if (op == 3) do_call(payload, n);
     else if (op == 4 && n == 4) {
       int32_t t = *(int32_t *)payload;
