@@ -14,9 +14,14 @@ A target distribution implements these in its plugin module (entry point group `
         if fmt == "ptx":
             return load_ptx_module    # path -> tvm.runtime.Module
 
-Both hooks are ``firstresult``: the first plugin that answers (not ``None``) wins; the
-built-in implementations (CPU device API, ``.so``/``.dylib`` loader) run last, so a plugin
-can override them.
+    @hookimpl
+    def tvm_runtime_runner(name, options):
+        if name == "qemu":
+            return QemuRunner(**options)   # a tvm.runtime.runner.Runner
+
+All three hooks are ``firstresult``: the first plugin that answers (not ``None``) wins; the
+built-in implementations (CPU device API, ``.so``/``.dylib`` loader, the ``local`` and
+``process`` runners) run last, so a plugin can override them.
 """
 
 from __future__ import annotations
