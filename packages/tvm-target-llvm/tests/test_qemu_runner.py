@@ -33,8 +33,8 @@ TARGETS = {
     "riscv64": "llvm -mtriple=riscv64-linux-gnu -mattr=+v",
     # a board promising VLEN >= 256: the CPU rules use 32-byte vectors, qemu runs vlen=256
     "riscv64-zvl256b": "llvm -mtriple=riscv64-linux-gnu -mattr=+v,+zvl256b",
-    # a cross target parallelizes only with a core count (-num-cores): parallel launches
-    "aarch64-4cores": "llvm -mtriple=aarch64-linux-gnu -mattr=+neon -num-cores=4",
+    # a board (4x Cortex-A72): a cross target parallelizes only with a core count
+    "raspberry-pi-4": "raspberry-pi-4",
 }
 #: (id, target key, runner options)
 CONFIGS = [
@@ -142,9 +142,9 @@ def test_the_server_runs_emulated_and_sessions_keep_modules(libraries):
 
 def test_parallel_kernels_under_qemu_on_two_threads(libraries, host_results):
     """The server's parallel launch (pthreads) under emulation: the result does not change."""
-    runner = qemu_runner("aarch64-4cores", num_threads=2)
-    path, name = libraries("K2", "aarch64-4cores")
-    ir = tir.build(KERNELS["K2"][0](), TARGETS["aarch64-4cores"]).get_source("ll")
+    runner = qemu_runner("raspberry-pi-4", num_threads=2)
+    path, name = libraries("K2", "raspberry-pi-4")
+    ir = tir.build(KERNELS["K2"][0](), TARGETS["raspberry-pi-4"]).get_source("ll")
     assert ir.count("@__TVMBackendParallelLaunch") > 1  # defined, and loaded to launch
     with runner.session() as s:
         one = s.run(path, name, _inputs("K2"), outputs=[-1]).output(-1)
