@@ -72,6 +72,10 @@ def _walkthrough():
 
 MODELS = {"walkthrough": _walkthrough, "mobilenet_v2": _mobilenet}
 
+# one xdist worker takes them all, so each model is built once per triple (the builds, not
+# the emulated runs, are what costs here)
+pytestmark = pytest.mark.xdist_group("qemu_models")
+
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):

@@ -45,6 +45,10 @@ CONFIGS = [
 ]
 
 
+# one xdist worker builds each kernel once per triple and runs them all
+pytestmark = pytest.mark.xdist_group("qemu_kernels")
+
+
 def qemu_runner(key: str, **options) -> QemuRunner:
     """The qemu runner for ``TARGETS[key]``; skips where qemu or the cross toolchain is
     missing (never in CI, which installs them and forbids skips)."""
