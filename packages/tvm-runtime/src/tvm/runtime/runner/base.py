@@ -18,6 +18,7 @@ whose bytecode runs in the host VM while each kernel call goes to the session
 from __future__ import annotations
 
 import os
+import platform
 import statistics
 import time
 from abc import ABC, abstractmethod
@@ -29,7 +30,7 @@ import numpy as np
 from tvm.ffi.error import TVMError
 from tvm.ffi.plugin import hookimpl
 
-from ..module import Module, NativeModule, load_module
+from ..module import Module, load_module
 from ..tensor import Tensor
 
 __all__ = [
@@ -191,8 +192,6 @@ class LocalRunner(Runner):
     name = "local"
 
     def __init__(self) -> None:
-        import platform
-
         super().__init__(platform.machine())
 
     def session(self) -> Session:
@@ -218,8 +217,6 @@ class _LocalSession(Session):
             ) -> RunResult:
         _check_counts(number, repeat)
         module = lib if isinstance(lib, Module) else self.load_module(lib)
-        if not isinstance(module, NativeModule) and not hasattr(module, "get_function"):
-            raise RunnerError(f"{self.runner.describe()}: {lib!r} is not a kernel module")
         fn = module.get_function(func)
         wanted = tensor_indices(args, outputs)
         values = [a.numpy() if isinstance(a, Tensor) else

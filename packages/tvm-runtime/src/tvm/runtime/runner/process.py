@@ -53,7 +53,8 @@ from .base import (
     tensor_indices,
 )
 
-__all__ = ["ProcessRunner", "RemoteModule", "RemoteFunction", "build_server", "SERVER_SOURCE"]
+__all__ = ["ProcessRunner", "ProcessSession", "RemoteModule", "RemoteFunction", "build_server",
+           "SERVER_SOURCE"]
 
 #: the C source of the runner server (package data)
 SERVER_SOURCE = Path(__file__).with_name("server.c")
@@ -109,8 +110,8 @@ class ProcessRunner(Runner):
     empty: natively).  ``cc``: the C compiler for the code's machine (the host's by
     default).  ``num_threads``: threads of parallel launches in the server.  ``timeout``:
     seconds one request may take before the server is stopped.  ``upload``: send each
-    library's bytes instead of its path (a server that does not share this machine's file
-    system, e.g. one started on a board through ``launcher=["ssh", "board"]``).
+    library's bytes instead of its path (for a server that does not share this machine's
+    file system, such as one a subclass starts on a board).
     """
 
     name = "process"
