@@ -1,4 +1,4 @@
-"""Static instruction checks: find a kernel's hot loop in assembly (LLVM's ``get_source("asm")``
+"""Static instruction checks (and the ELF/tool helpers of the cross tests): find a kernel's hot loop in assembly (LLVM's ``get_source("asm")``
 or a cross ``objdump -d`` of an exported library) and count its vector FMAs.
 
 A loop is a backward branch; the innermost loops are those containing no other; the hot loop
@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import re
 import shutil
+import struct
 import subprocess
 from dataclasses import dataclass
+
+import pytest
 
 #: per architecture: vector FMA, scalar floating-point arithmetic, other vector FP arithmetic
 PATTERNS = {
@@ -160,3 +163,34 @@ def cross_objdump(arch: str) -> str | None:
 def disassemble(objdump: str, path: str) -> str:
     return subprocess.run([objdump, "-d", "--no-show-raw-insn", path], capture_output=True,
                           text=True, check=True).stdout
+
+
+# ---------------------------------------------------------------- ELF files and tools
+
+#: ELF e_machine of each architecture
+EM = {"aarch64": 183, "riscv64": 243}
+EF_RISCV_FLOAT_ABI_DOUBLE = 0x4
+
+
+def elf_header(data: bytes) -> dict[str, int]:
+    """Class, machine and flags of a 64-bit little-endian ELF file (no binutils needed)."""
+    assert data[:4] == b"\x7fELF", "not an ELF file"
+    assert data[4] == 2 and data[5] == 1, "not ELF64 little-endian"
+    e_type, e_machine = struct.unpack_from("<HH", data, 16)
+    (e_flags,) = struct.unpack_from("<I", data, 48)
+    return {"type": e_type, "machine": e_machine, "flags": e_flags}
+
+
+def need_cross_cc(arch: str) -> str:
+    """The cross compiler for ``arch`` (skips where it is not installed; CI installs it)."""
+    from tvm.target.llvm.module import cross_compiler_names
+
+    for name in cross_compiler_names(f"{arch}-linux-gnu"):
+        path = shutil.which(name)
+        if path:
+            return path
+    pytest.skip(f"no {arch} cross compiler (apt-get install gcc-{arch}-linux-gnu)")
+
+
+def binutil(arch: str, tool: str) -> str | None:
+    return shutil.which(f"{arch}-linux-gnu-{tool}")

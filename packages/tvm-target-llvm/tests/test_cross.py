@@ -9,10 +9,10 @@ installs them (``.ci/run``), so they never skip there.
 from __future__ import annotations
 
 import shutil
-import struct
 import subprocess
 
 import pytest
+from isa_checks import EF_RISCV_FLOAT_ABI_DOUBLE, EM, binutil, elf_header, need_cross_cc
 from llvm_test_utils import prim_func
 from tvm import tir
 from tvm.target.llvm import build
@@ -22,9 +22,6 @@ from tvm.tir.stmt import BufferStore
 
 AARCH64 = "llvm -mtriple=aarch64-linux-gnu -mattr=+neon"
 RISCV64 = "llvm -mtriple=riscv64-linux-gnu -mattr=+v"
-#: ELF e_machine of each architecture
-EM = {"aarch64": 183, "riscv64": 243}
-EF_RISCV_FLOAT_ABI_DOUBLE = 0x4
 
 
 def _saxpy():
@@ -35,28 +32,6 @@ def _saxpy():
     i = Var("i", "int32")
     body = For(i, 0, n, ForKind.SERIAL, BufferStore(Y, X[i] * a + Y[i], (i,)))
     return prim_func("saxpy", [X, Y, a], body)
-
-
-def elf_header(data: bytes) -> dict[str, int]:
-    """Class, machine and flags of a 64-bit little-endian ELF file (no binutils needed)."""
-    assert data[:4] == b"\x7fELF", "not an ELF file"
-    assert data[4] == 2 and data[5] == 1, "not ELF64 little-endian"
-    e_type, e_machine = struct.unpack_from("<HH", data, 16)
-    (e_flags,) = struct.unpack_from("<I", data, 48)
-    return {"type": e_type, "machine": e_machine, "flags": e_flags}
-
-
-def need_cross_cc(arch: str) -> str:
-    """The cross compiler for ``arch`` (skips where it is not installed; CI installs it)."""
-    for name in cross_compiler_names(f"{arch}-linux-gnu"):
-        path = shutil.which(name)
-        if path:
-            return path
-    pytest.skip(f"no {arch} cross compiler (apt-get install gcc-{arch}-linux-gnu)")
-
-
-def binutil(arch: str, tool: str) -> str | None:
-    return shutil.which(f"{arch}-linux-gnu-{tool}")
 
 
 @pytest.mark.parametrize("target,arch", [(AARCH64, "aarch64"), (RISCV64, "riscv64")])

@@ -13,13 +13,13 @@ import pytest
 import schedule_workloads as W
 from isa_checks import (
     assert_vector_fma_hot_loop,
+    need_cross_cc,
     cross_objdump,
     disassemble,
     hot_loop,
     parse_llvm_asm,
     parse_objdump,
 )
-from test_cross import need_cross_cc
 from tvm.tir import build as tir_build
 from tvm.tir.build import SCHEDULED_ATTR
 

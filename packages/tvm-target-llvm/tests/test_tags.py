@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 import schedule_workloads as W
-from isa_checks import assert_vector_fma_hot_loop, hot_loop, parse_llvm_asm
-from test_cross import EM, elf_header
+from isa_checks import EM, assert_vector_fma_hot_loop, elf_header, hot_loop, parse_llvm_asm
 from tvm.ir.target import Target, TargetError, list_target_tags
 from tvm.target.llvm.llvm_target import LLVMTargetOptions, create_target_machine
 from tvm.target.llvm.schedule_rules import cpu_info
