@@ -12,7 +12,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 from rt_testing import KERNEL_META, c_string_literal, compile_shared, kernel_source
-from test_vm import shift_program
 
 import tvm.runtime
 from tvm.runtime.error import KernelError, ModuleLoadError
@@ -48,6 +47,26 @@ int32_t exit_7(void* a, int32_t* c, int32_t n, void* r, int32_t* rc, void* h) {
 def bad_lib(tmp_path_factory) -> Path:
     src = BAD_SOURCE.replace("@META@", c_string_literal(json.dumps(BAD_META)))
     return compile_shared(src, tmp_path_factory.mktemp("bad") / "bad.so")
+
+
+def shift_program():
+    """main(x: Tensor[(n,), f32]) -> x + 3 through one add_scalar call (symbolic n)."""
+    n = ["var", 0]
+    code = [
+        {"op": "check_tensor_info", "arg": ["reg", 0], "ndim": 1, "dtype": "float32",
+         "ctx": "main: parameter x"},
+        {"op": "match_shape", "arg": ["reg", 0], "dims": [["store", 0]],
+         "ctx": "main: parameter x"},
+        {"op": "alloc_storage", "dst": 1, "size": ["mul", n, 4], "device": 0,
+         "scope": "global"},
+        {"op": "alloc_tensor", "dst": 2, "storage": ["reg", 1], "offset": 0,
+         "shape": ["shape", [n]], "dtype": "float32"},
+        {"op": "call", "dst": None, "func": "add_scalar",
+         "args": [["reg", 0], ["reg", 2], ["imm", 3.0]]},
+        {"op": "ret", "value": ["reg", 2]},
+    ]
+    return {"functions": [{"name": "main", "params": ["x"], "num_regs": 3, "heap_size": 1,
+                           "heap_names": ["n"], "code": code}], "target": "c"}
 
 
 def _args(n=8):
