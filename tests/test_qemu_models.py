@@ -44,7 +44,7 @@ CONFIGS = {"aarch64-neon": ("aarch64", {}), "riscv64-v-vlen128": ("riscv64", {"v
 
 def _runner(config: str):
     key, options = CONFIGS[config]
-    runner = create_runner("qemu", target=TARGETS[key], **options)
+    runner = create_runner("qemu", target=TARGETS[key], timeout=180.0, **options)
     try:
         runner.check_available()
         runner.server_path()

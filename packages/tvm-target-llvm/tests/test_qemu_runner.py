@@ -52,6 +52,7 @@ pytestmark = pytest.mark.xdist_group("qemu_kernels")
 def qemu_runner(key: str, **options) -> QemuRunner:
     """The qemu runner for ``TARGETS[key]``; skips where qemu or the cross toolchain is
     missing (never in CI, which installs them and forbids skips)."""
+    options.setdefault("timeout", 180.0)  # a hang fails the test in minutes, not ten
     runner = create_runner("qemu", target=TARGETS[key], **options)
     try:
         runner.check_available()
