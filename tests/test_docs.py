@@ -13,7 +13,9 @@ import pytest
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "tutorials"
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 REQUIRES = re.compile(r"<!--\s*requires:([^>]*)-->")
-PAGES = sorted(DOCS.glob("*.md"))
+#: reference pages whose python blocks form a runnable example too
+REFERENCE = ["schedule_rules.md"]
+PAGES = sorted(DOCS.glob("*.md")) + [DOCS.parent / name for name in REFERENCE]
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[p.stem for p in PAGES])
@@ -28,7 +30,7 @@ def test_tutorial_runs(page, capsys):
     blocks = BLOCK.findall(text)
     assert blocks, f"{page.name} has no python blocks"
     for i, code in enumerate(blocks):
-        filename = f"<docs/tutorials/{page.name} block {i}>"
+        filename = f"<{page.relative_to(DOCS.parent.parent)} block {i}>"
         # Let inspect.getsource (used by @T.prim_func / @R.function) see the block's text.
         linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
         try:

@@ -144,7 +144,7 @@ def hot_loop(insns: list[Insn], arch: str) -> LoopReport:
     return best
 
 
-def assert_vector_fma_hot_loop(insns: list[Insn], arch: str, min_fma: int = 8) -> LoopReport:
+def assert_vector_fma_hot_loop(insns: list[Insn], arch: str, min_fma: int = 4) -> LoopReport:
     """Assert the hot loop is a vector-FMA micro-kernel: at least ``min_fma`` vector FMAs
     (a register tile of accumulators) and no scalar floating-point arithmetic."""
     loop = hot_loop(insns, arch)

@@ -46,7 +46,8 @@ def test_board_tags_describe_their_isa():
     rvv = cpu_info(Target("llvm -mtriple=riscv64-linux-gnu -mattr=+v"))
     assert (rvv.vector_bytes, rvv.vector_registers, rvv.fma) == (16, 32, True)  # VLEN >= 128
     vf2 = cpu_info(Target("visionfive-2"))
-    assert not vf2.fma and vf2.num_cores == 4  # U74: no vector unit
+    assert vf2.isa == "RV scalar" and vf2.num_cores == 4  # U74: no vector unit
+    assert pi4.isa == "NEON" and k1.isa == "RVV (VLEN>=256)"
     assert cpu_info(Target("x86-64-v4")).vector_bytes == 64
     assert cpu_info(Target("znver3")).vector_bytes == 32
     assert cpu_info(Target("rk3588 -num-cores=8")).num_cores == 8

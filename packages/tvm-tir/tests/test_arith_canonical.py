@@ -63,6 +63,10 @@ CASES = [
     (x - (x // 4) * 4, x % 4),
     (x - x % 4, (x // 4) * 4),
     (((x + y) // 4) * 4 + (y + x) % 4, x + y),
+    # a fused loop split again: the remainder drops the inner ``% 98`` (98*32 is a multiple
+    # of 56), the quotient cannot; the pair still recombines into the flat index
+    (((y + (x % 98) * 32) // 56) * 56 + (y + x * 32) % 56, y + (x % 98) * 32),
+    (((y + (x % 98) * 32) // 56) * 112 + ((y + x * 32) % 56) * 2, y * 2 + (x % 98) * 64),
     # truncating division keeps its node without sign information
     (E.Div(x, 4), E.Div(x, 4)),
     (E.Mod(x * 4, 4), E.Mod(x * 4, 4)),

@@ -533,8 +533,13 @@ class CanonicalSimplifier(RewriteSimplifier):
             q = atom.poly
             if kind == _MOD:
                 partner = singles.get(SKey((_DIV, dtype, pkey, c)))
+                if partner is None or partner[1] != k * c:
+                    partner = self._div_partner(atom, k, singles)
                 if partner is not None and partner[1] == k * c:
-                    # k*c*(q//c) + k*(q%c) == k*q
+                    # k*c*(q//c) + k*(q%c) == k*q, with q the partner's numerator (whose
+                    # remainder canonicalizes to this atom: (x % n)*m + y and x*m + y
+                    # leave the same remainder when c | n*m)
+                    q = partner[0].poly
                     out = p_add(p, Poly({(atom,): k, (partner[0],): k * c}), -1)
                     return p_add(out, p_scale(q, k))
                 kk = -k  # kk*q - kk*(q%c) == kk*c*(q//c)
@@ -550,6 +555,22 @@ class CanonicalSimplifier(RewriteSimplifier):
                     out = p_add(p, p_scale(q, kk), -1)
                     out = p_add(out, Poly({(atom,): kk * c}))
                     return p_add(out, p_scale(mod, kk))
+        return None
+
+    def _div_partner(self, atom: Atom, k: int, singles: dict[Any, tuple[Atom, int]]
+                     ) -> tuple[Atom, int] | None:
+        """A term ``k*c*(q'//c)`` whose ``q' % c`` canonicalizes to the remainder ``atom``
+        although ``q'`` differs from its numerator (``(x % n)*m + y`` against ``x*m + y``)."""
+        c = atom.div
+        for other, kk in singles.values():
+            if other.kind != _DIV or other.div != c or other.dtype != atom.dtype or \
+                    kk != k * c:
+                continue
+            rem = self.floormod(other.poly, c, atom.dtype)
+            if rem.const == 0 and len(rem.terms) == 1:
+                (mono, coef), = rem.terms.items()
+                if coef == 1 and len(mono) == 1 and mono[0] is atom:
+                    return other, kk
         return None
 
     @staticmethod

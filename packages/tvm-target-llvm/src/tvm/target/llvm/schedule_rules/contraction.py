@@ -49,34 +49,97 @@ from .elementwise import schedule_loops_spatial
 
 __all__ = ["schedule_contraction", "choose_tile", "choose_contraction"]
 
-#: rows unrolled when the row extent is symbolic or has no suitable divisor
-DEFAULT_MR = 6
-#: most rows unrolled for a tile of one / several vector registers
-MAX_MR_ONE_VECTOR = 16
+#: vector registers one row of the micro-kernel may span (LLVM splits a vector of 3 or 6
+#: registers badly: shuffles through the stack, 20x slower)
+ROW_VECTORS = (1, 2, 4)
+#: most rows unrolled: for a tile of one vector register / of several (more rows of
+#: several registers leave LLVM too few registers for addresses and it spills)
+MAX_MR = 16
 MAX_MR_MULTI_VECTOR = 8
 #: fewest lanes a 1x1 convolution vectorizes its output width by rather than its channels
 MIN_HALF_WIDTH = 8
+#: vector loads (or broadcasts) a core issues per cycle
+LOAD_PORTS = 2
+#: how much slower a tile runs when every step of a nested reduction is guarded
+GUARDED_NEST_RATE = 0.5
+#: shortest reduction whose vector-side operand is worth copying into panels
+PACK_MIN_REDUCTION = 128
+
+
+def tile_rate(mr: int, nv: int, cpu: CPUInfo) -> float:
+    """FMAs per cycle of an ``mr`` x ``nv``-register micro-kernel: each reduction step
+    issues ``mr * nv`` FMAs, ``nv`` vector loads and ``mr`` broadcasts, and cannot be
+    shorter than one FMA latency (each accumulator waits for its previous FMA)."""
+    cycles = max(mr * nv / cpu.fma_units, (mr + nv) / LOAD_PORTS, cpu.fma_latency)
+    return mr * nv / cycles
 
 
 def choose_tile(info: BlockInfo, con: Contraction, cpu: CPUInfo) -> tuple[int, Optional[int]]:
     """``(MR, NR)``: rows unrolled and vector lanes of the micro-kernel (``NR`` None when
-    the vector extent has no vector factor)."""
+    the vector extent has no vector factor).
+
+    Every ``NR`` of 1, 2 or 4 whole registers dividing the vector extent is tried with the most
+    rows whose accumulators, the loaded vectors and a broadcast fit the register file; the
+    best :func:`tile_rate` (over all rows: the partial last row tile runs at its own rate)
+    wins; among tiles within 2% of it, the one moving the fewest bytes from L2 (see the
+    comment below).  An extent holding no whole register
+    falls back to half or quarter registers."""
     lanes = cpu.lanes(info.dtype)
     ext_v = info.extents[con.vec]
-    nr = vector_factor(ext_v, lanes, max_vectors=2)
+    ext_r = info.extents[con.row] if con.row is not None else None
+    regs = cpu.vector_registers
+    options: list[tuple[int, int]] = []  # (nv, nr)
+    for nv in ROW_VECTORS:
+        if ext_v is None or ext_v % (nv * lanes) == 0:
+            options.append((nv, nv * lanes))
+    if not options:
+        nr = vector_factor(ext_v, lanes)
+        if nr is None:
+            return (1 if con.row is None else min(6, ext_r or 6)), None
+        options = [(1, nr)]
     if con.row is None:
-        return 1, nr
-    nvec = 1 if nr is None else max(1, -(-nr // lanes))
-    budget = max(1, (cpu.vector_registers - nvec - 2) // nvec)
-    mr_max = min(budget, MAX_MR_MULTI_VECTOR if nvec > 1 else MAX_MR_ONE_VECTOR)
-    ext_r = info.extents[con.row]
-    if ext_r is not None:
-        if ext_r <= mr_max:
-            return ext_r, nr
-        for c in range(mr_max, max(mr_max // 2, 2) - 1, -1):
-            if ext_r % c == 0:
-                return c, nr
-    return min(DEFAULT_MR, mr_max), nr
+        return 1, max(nr for _, nr in options[:2])
+    # the guard of a partial row tile is unswitched out of the innermost reduction loop
+    # only: under several reduction loops (a convolution's rc, ry, rx) every step is guarded
+    nested = sum(1 for k in con.reduce if info.extents[k] != 1) > 1
+    scored: list[tuple[float, int, int]] = []  # (rate, mr, nr)
+    for nv, nr in options:
+        mr_max = min(MAX_MR if nv == 1 else MAX_MR_MULTI_VECTOR, (regs - nv - 1) // nv)
+        if mr_max < 1:
+            continue
+        top = mr_max if ext_r is None else min(mr_max, ext_r)
+        for mr in range(top, max(top // 2, 1) - 1, -1):
+            rate = _row_rate(mr, nv, ext_r, cpu)
+            if nested and ext_r is not None and ext_r % mr:
+                rate *= GUARDED_NEST_RATE
+            scored.append((rate, mr, nr))
+    if not scored:
+        return 1, options[0][1]
+    # Within 2% of the fastest, the tile moving the fewest bytes from L2.  A convolution
+    # (vector-side output variables) streams its weight panel (all of K x NR) from L2
+    # once per row tile: more rows, less traffic.  A matmul's K x NR panels are blocked
+    # to stay near L1 while a row strip of the broadcast operand sits in L1: the most
+    # FMAs per load (fewest broadcast streams) wins.
+    fastest = max(rate for rate, _, _ in scored)
+
+    def reuse(mr: int, nr: int) -> tuple[float, float]:
+        nv = -(-nr // lanes)
+        intensity = round(mr * nv / (mr + nv), 3)
+        return (mr, intensity) if con.vec_group else (intensity, mr)
+
+    _, _, mr, nr = max((*reuse(mr, nr), mr, nr) for rate, mr, nr in scored
+                       if rate >= 0.98 * fastest)
+    return mr, nr
+
+
+def _row_rate(mr: int, nv: int, ext_r: Optional[int], cpu: CPUInfo) -> float:
+    """:func:`tile_rate` over all rows: the last, partial row tile runs at its own rate."""
+    rate = tile_rate(mr, nv, cpu)
+    if ext_r is None or ext_r % mr == 0:
+        return rate
+    full, rest = divmod(ext_r, mr)
+    time = full * mr / rate + rest / tile_rate(rest, nv, cpu)
+    return ext_r / time
 
 
 def choose_contraction(info: BlockInfo, candidates: Sequence[Contraction], cpu: CPUInfo
@@ -128,17 +191,15 @@ def _transpose_accumulator(sch: Any, block: Any, con: Contraction, nr: int) -> A
 
 
 def _panel_block(sch: Any, vo: Any, info: BlockInfo, con: Contraction, nr: Optional[int],
-                 cpu: CPUInfo) -> Optional[tuple[Any, Any]]:
-    """Split the loop over vector panels so that one block of panels (K x NR each) fills
-    about half the L2 cache; returns the (outer, inner) loops, or None when all panels
-    fit already."""
+                 cpu: CPUInfo, kc: Optional[int] = None) -> Optional[tuple[Any, Any]]:
+    """Split the loop over vector panels so that one block of panels (K x NR each, or
+    KC x NR when the reduction is blocked) fills about half the L2 cache; returns the
+    (outer, inner) loops, or None when all panels fit already."""
     if vo is None or nr is None:
         return None
-    k = 1
-    for r in con.reduce:
-        if info.extents[r] is None:
-            return None
-        k *= info.extents[r]
+    k = kc or _reduction_size(info, con)
+    if k is None:
+        return None
     elem = max(1, cpu.lanes("int8") // cpu.lanes(info.dtype))  # bytes per element
     panels = max(1, (cpu.l2_bytes // 2) // (k * nr * elem))
     count = loop_extent(sch, vo)
@@ -168,26 +229,81 @@ def _layout_free(sch: Any, buffer: Any) -> bool:
     return False
 
 
-def _pack_operands(sch: Any, block: Any, con: Contraction, nr: int, cpu: CPUInfo) -> None:
-    """Copy each operand of ``con.pack`` into the layout ``[..., v // nr, ..., v % nr]``;
-    the copy of a layout-free parameter is annotated ``layout_rewrite_preproc`` (relax.build
-    then packs it at compile time)."""
-    for n in con.pack:
+def _pack_operands(sch: Any, block: Any, con: Contraction, nr: int, cpu: CPUInfo,
+                   operands: Sequence[int]) -> None:
+    """Copy each of ``operands`` into panels of ``nr`` vector-variable values: dimension
+    ``d`` indexed by the vector variable ``v`` becomes ``v // nr`` in front of the first
+    dimension that the reduction walks, and ``v % nr`` last (``W[j, k]`` and ``B[k, j]``
+    both become ``P[j // nr, k, j % nr]``), so the kernel streams one contiguous K x NR
+    panel.  The copy of a layout-free parameter is annotated ``layout_rewrite_preproc``
+    (relax.build then packs it at compile time)."""
+    reduce = set(con.reduce)
+    for n in operands:
         op = con.operands[n]
         reads = sch.get(block).reads
         index = next(k for k, r in enumerate(reads) if r.buffer is op.buffer)
         dim = next(d for d, used in enumerate(op.vars_in) if con.vec in used)
+        first_r = next((d for d, used in enumerate(op.vars_in) if used & reduce), dim)
+        at = min(dim, first_r)
         cache = sch.cache_read(block, index, "global")
         if _layout_free(sch, op.buffer):
             sch.annotate(cache, "layout_rewrite_preproc", True)
         ndim = len(op.buffer.shape)
 
-        def packed(*idx: Any, dim: int = dim, ndim: int = ndim) -> tuple:
-            head = [idx[d] // nr if d == dim else idx[d] for d in range(ndim)]
-            return (*head, idx[dim] % nr)
+        def packed(*idx: Any, dim: int = dim, ndim: int = ndim, at: int = at) -> tuple:
+            rest = [idx[d] for d in range(ndim) if d != dim]
+            return (*rest[:at], idx[dim] // nr, *rest[at:], idx[dim] % nr)
 
         sch.transform_layout(cache, ("write", 0), packed)
         schedule_loops_spatial(sch, sch.get_loops(cache), None, cpu, dtype=op.buffer.dtype)
+
+
+def _panel_operands(sch: Any, info: BlockInfo, con: Contraction, mr: int, nr: int
+                    ) -> list[int]:
+    """The operands to copy into panels: those read along ``vec`` in another dimension
+    than the last (``con.pack``), and for a matmul-like nest (no vector-side output
+    variables) the vector-side operand read contiguously, when the reduction is long
+    enough that its rows sit far apart (conflict misses, one TLB page per row) and there
+    are enough row tiles (or it is a layout-free constant) for the copy to pay."""
+    chosen = list(con.pack)
+    if con.vec_group or con.row is None:
+        return chosen
+    k = _reduction_size(info, con)
+    if k is None or k < PACK_MIN_REDUCTION:
+        return chosen
+    rows = info.extents[con.row]
+    for n, op in enumerate(con.operands):
+        if n in chosen or not op.uses(con.vec) or not op.contiguous_in(con.vec):
+            continue
+        if any(r in used for used in op.vars_in[-1:] for r in con.reduce):
+            continue
+        if _layout_free(sch, op.buffer) or rows is None or rows >= 4 * mr:
+            chosen.append(n)
+    return chosen
+
+
+def _reduction_size(info: BlockInfo, con: Contraction) -> Optional[int]:
+    k = 1
+    for r in con.reduce:
+        if info.extents[r] is None:
+            return None
+        k *= info.extents[r]
+    return k
+
+
+def _k_block(info: BlockInfo, con: Contraction, mr: int, cpu: CPUInfo) -> Optional[int]:
+    """``KC``: the reduction step of a matmul-like nest over one reduction variable, so
+    that an ``MR x KC`` strip of the broadcast operand takes at most a quarter of L1 while
+    the vector panels stream past it (the largest divisor of K in ``[KC/2, KC]``); None
+    when K is short enough already or has no such divisor."""
+    if con.vec_group or len(con.reduce) != 1:
+        return None
+    k = info.extents[con.reduce[0]]
+    elem = max(1, cpu.lanes("int8") // cpu.lanes(info.dtype))
+    kc = cpu.l1_bytes // (4 * max(mr, 1) * elem)
+    if k is None or k <= kc or kc < 32:
+        return None
+    return largest_factor(k, range(kc, kc // 2 - 1, -1))
 
 
 def schedule_contraction(sch: Any, block: Any, info: BlockInfo, con: Contraction,
@@ -213,8 +329,9 @@ def schedule_contraction(sch: Any, block: Any, info: BlockInfo, con: Contraction
     if (con.pack or con.transpose_output) and nr is None:
         raise RuleNotApplicable(f"block {info.name!r}: packing needs a vector length dividing "
                             "the vector extent")
-    if con.pack:
-        _pack_operands(sch, block, con, nr, cpu)  # type: ignore[arg-type]
+    panels = _panel_operands(sch, info, con, mr, nr) if nr is not None else []
+    if panels:
+        _pack_operands(sch, block, con, nr, cpu, panels)  # type: ignore[arg-type]
     if con.transpose_output:
         epilogue = [_transpose_accumulator(sch, block, con, nr), *epilogue]  # type: ignore
 
@@ -236,19 +353,33 @@ def schedule_contraction(sch: Any, block: Any, info: BlockInfo, con: Contraction
     vec_outer = vec_group + ([vo] if vo is not None else [])
     row_outer = row_group + ([ro] if ro is not None else [])
     split_vec = [vo]  # the outer loops over the vector variable
+    kc = None if vec_group else _k_block(info, con, mr, cpu)
+    head: list[Any] = []  # with a blocked reduction: the data-parallel loops outside it
     if vec_group:
         # conv-like: the broadcast operand (weights) of a row block is small; keep it in
         # cache while the vector-side loops sweep the image
         outer = shared + row_outer + vec_outer
     else:
-        # matmul-like: keep K x NR panels of the vector operand in L2 across rows, and
-        # each row block of the broadcast operand in L1 across a few panels
-        blocked = _panel_block(sch, vo, info, con, nr, cpu)
+        # matmul-like: keep (K or KC) x NR panels of the vector operand in L2 across rows,
+        # and each row strip of the broadcast operand in L1 across the panels
+        blocked = _panel_block(sch, vo, info, con, nr, cpu, kc)
         if blocked is not None:
-            outer = shared + vec_group + [blocked[0]] + row_outer + [blocked[1]]
             split_vec = list(blocked)
+        panel_outer = [blocked[0]] if blocked is not None else []
+        panel_inner = [blocked[1]] if blocked is not None else [vo]
+        if kc is not None:
+            ko, ki = sch.split(reduce[0], [None, kc])
+            reduce = [ki]
+            head = shared + vec_group + panel_outer
+            par_rows = _row_tasks(sch, head, ro, cpu)
+            if par_rows is not None:
+                rp, ro = sch.split(ro, [par_rows, None])
+                row_outer = row_group + [ro]
+                head = head + [rp]
+            outer = head + [ko] + row_outer + panel_inner
         else:
-            outer = shared + vec_outer + row_outer
+            outer = shared + vec_group + panel_outer + row_outer + panel_inner
+    outer = [lp for lp in outer if lp is not None]
     inner = ([ri] if ri is not None else []) + [vi]
     reorder(sch, [*outer, *reduce, *inner])
     if ri is not None and mr > 1:
@@ -257,8 +388,12 @@ def schedule_contraction(sch: Any, block: Any, info: BlockInfo, con: Contraction
         sch.vectorize(vi)
     # the init of the tile, before the reduction loops, vectorized like the update
     if reduce:
-        init = sch.decompose_reduction(block, reduce[0])
-        _unroll_vectorize(sch, sch.get_loops(init)[len(outer):], nr is not None)
+        first = outer[len(head)] if head else reduce[0]
+        init = sch.decompose_reduction(block, first)
+        _unroll_vectorize(sch, sch.get_loops(init)[len(head) if head else len(outer):],
+                          nr is not None)
+    if head:
+        outer = head  # the epilogue and the parallel loop stay outside the blocked reduction
     depth = len(outer)
     if fused_loop is not None:
         # a tile of the fused (rows x width) variable is no rectangle of the output: run the
@@ -281,6 +416,23 @@ def schedule_contraction(sch: Any, block: Any, info: BlockInfo, con: Contraction
                                               info):
         outer = outer[:1]  # the loop now holds the prologue too: nothing to fuse it with
     parallelize_outer(sch, outer, cpu.parallel_tasks, work)
+
+
+def _row_tasks(sch: Any, head: Sequence[Any], ro: Any, cpu: CPUInfo) -> Optional[int]:
+    """How many parallel strips to cut the row tiles into, in front of a blocked reduction
+    (only data-parallel loops may run in parallel), when the loops already there offer
+    fewer than ``4 x cores`` tasks; None when they suffice or there is no row loop."""
+    if ro is None or cpu.parallel_tasks <= 1:
+        return None
+    have = 1
+    for lp in head:
+        have *= loop_extent(sch, lp) or 1
+    want = 4 * cpu.parallel_tasks
+    rows = loop_extent(sch, ro)
+    if have >= want or rows is None:
+        return None
+    strips = min(-(-want // have), rows // 4)
+    return strips if strips > 1 else None
 
 
 def _prologue_at(sch: Any, loop: Any, var: int, con: Contraction, prologue: Sequence[Any],
@@ -330,5 +482,5 @@ def _unroll_vectorize(sch: Any, loops: list, vectorize: bool) -> None:
         loops = loops[:-1]
     for lp in loops:
         ext = loop_extent(sch, lp)
-        if ext is not None and ext <= MAX_MR_ONE_VECTOR:
+        if ext is not None and ext <= MAX_MR:
             sch.unroll(lp)
