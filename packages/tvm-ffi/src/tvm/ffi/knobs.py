@@ -24,7 +24,7 @@ from typing import Any
 __all__ = [
     "Knob", "declare_knob", "get_knob", "list_knobs", "cache_dir",
     "DISABLE_PLUGINS", "TRACE_PLUGINS", "NUM_THREADS", "CACHE_DIR", "XDG_CACHE_HOME",
-    "C_KEEP_SOURCE", "CC", "NVCC", "NVRTC", "CUDA_HOME", "CUDA_PATH", "OMP_WAIT_POLICY",
+    "C_KEEP_SOURCE", "CC", "CROSS_CC", "NVCC", "NVRTC", "CUDA_HOME", "CUDA_PATH", "OMP_WAIT_POLICY",
     "SCHEDULE_RULES_STRICT",
 ]
 
@@ -135,18 +135,22 @@ NUM_THREADS = declare_knob(
 CACHE_DIR = declare_knob(
     "TVM_CACHE_DIR", "path", None,
     "root of the compiled-kernel caches (default: $XDG_CACHE_HOME/tvm)",
-    "tvm-target-c, tvm-target-cuda")
+    "tvm-runtime, tvm-target-c, tvm-target-cuda")
 XDG_CACHE_HOME = declare_knob(
     "XDG_CACHE_HOME", "path", None,
     "the user cache directory holding tvm/ when TVM_CACHE_DIR is unset (default: ~/.cache)",
-    "tvm-target-c, tvm-target-cuda")
+    "tvm-runtime, tvm-target-c, tvm-target-cuda")
 C_KEEP_SOURCE = declare_knob(
     "TVM_C_KEEP_SOURCE", "bool", False,
     "keep each generated .c file beside its cached shared library", "tvm-target-c")
 CC = declare_knob(
     "CC", "str", None,
     "the C compiler (and flags) to build and link with, tried before cc/gcc/clang",
-    "tvm-target-c, tvm-target-llvm")
+    "tvm-runtime, tvm-target-c, tvm-target-llvm")
+CROSS_CC = declare_knob(
+    "TVM_CROSS_CC", "str", None,
+    "the C compiler linking cross-compiled libraries: one command, or arch=command pairs",
+    "tvm-target-llvm")
 NVCC = declare_knob(
     "TVM_NVCC", "str", None,
     "the nvcc to compile CUDA with (default: found on PATH or in the CUDA home)",

@@ -15,6 +15,11 @@ A kind also declares its ``lowering_passes`` (name -> factory): they are registe
 ``tvm.tir.build`` runs them at the end of its default pipeline, where pass instruments see
 them.
 
+Named targets (:class:`TargetTag`: a board or CPU generation, ``Target("raspberry-pi-4")``)
+come the same way, from plugins implementing ``tvm_register_target_tags(register)`` or from
+:func:`register_target_tag`; a tag stands for a target string of a registered kind, and
+options after its name replace the tag's.  :meth:`Target.list_tags` lists them.
+
 A :class:`Target` is an IR object (it serialises and compares structurally) holding the
 kind's name, every attribute value (defaults filled in), the keys and an optional host.
 ``str(target)`` is the canonical string (only non-default attributes, sorted), which parses
@@ -53,6 +58,11 @@ __all__ = [
     "TargetError",
     "UnknownTargetKindError",
     "TargetKindSpecs",
+    "TargetTag",
+    "register_target_tag",
+    "unregister_target_tag",
+    "get_target_tag",
+    "list_target_tags",
     "register_target_kind",
     "unregister_target_kind",
     "get_target_kind",
@@ -261,12 +271,49 @@ class TargetKind:
         )
 
 
+@dataclasses.dataclass(frozen=True)
+class TargetTag:
+    """A named target: ``Target(name)`` stands for ``target`` (a target string or dict of a
+    registered kind), e.g. a board with its triple, CPU, features and core count.
+
+    Options after the name replace the tag's (``Target("<tag> -num-cores=2")``).  ``doc``
+    says what the name describes; ``package`` names the distribution that provides it.
+    """
+
+    name: str
+    target: str | Mapping[str, Any]
+    doc: str = ""
+    package: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not _NAME_RE.match(self.name):
+            raise ValueError(f"invalid target tag name {self.name!r}")
+        spec = self.spec()
+        if not isinstance(spec.get("kind"), str) or "host" in spec:
+            raise ValueError(f"target tag {self.name!r}: its target needs a kind and no host, "
+                             f"got {self.target!r}")
+        if isinstance(self.target, Mapping):
+            object.__setattr__(self, "target", types.MappingProxyType(dict(self.target)))
+
+    def spec(self) -> dict[str, Any]:
+        """The tag's target as a dict (``kind`` plus attributes)."""
+        if isinstance(self.target, str):
+            kind, options = _parse_string(self.target)
+            return {"kind": kind, **options}
+        return dict(self.target)
+
+
 class TargetKindSpecs:
     """Hook specifications of tvm.ir.target."""
 
     @hookspec
     def tvm_register_target_kinds(self, register: Callable[[TargetKind], None]) -> None:
         """Call ``register(TargetKind(...))`` once per target kind the plugin provides."""
+
+    @hookspec
+    def tvm_register_target_tags(self, register: Callable[[TargetTag], None]) -> None:
+        """Call ``register(TargetTag(...))`` once per named target (board, CPU generation)
+        the plugin provides."""
 
 
 add_hookspecs(TargetKindSpecs)
@@ -314,47 +361,59 @@ def unregister_target_kind(name: str) -> None:
             raise KeyError(f"no in-process target kind named {name!r}")
 
 
-def _load_plugin_kinds() -> None:
-    """(Re)collect the plugins' kinds when the manager or its set of implementations changed."""
+def _collect_plugin_table(hook: str, cls: type, what: str,
+                          table: dict[str, tuple[Any, str]], loaded: list[Any],
+                          on_add: Callable[[Any], None] | None = None) -> None:
+    """(Re)fill ``table`` (name -> (entry, plugin)) from the plugins implementing ``hook``
+    (``hook(register)``, one ``register(cls(...))`` per entry) when the manager or its set of
+    implementations changed; a broken plugin warns without hiding the others."""
     pm = get_plugin_manager()
-    impls = pm.hook.tvm_register_target_kinds.get_hookimpls()
+    impls = getattr(pm.hook, hook).get_hookimpls()
     key = (pm, tuple((impl.plugin_name, id(impl.plugin)) for impl in impls))
-    if _loaded_from[0] == key:
+    if loaded[0] == key:
         return
     with _lock:
-        if _loaded_from[0] == key:
+        if loaded[0] == key:
             return
-        _PLUGIN_KINDS.clear()
-        _loaded_from[0] = key
+        table.clear()
+        loaded[0] = key
         for impl in impls:
             plugin_name = impl.plugin_name
 
-            def register(kind: TargetKind, _plugin: str = plugin_name) -> None:
-                if not isinstance(kind, TargetKind):
-                    raise TypeError(f"register() expects a TargetKind, got {type(kind).__name__}")
-                if kind.name in _PLUGIN_KINDS:
-                    other = _PLUGIN_KINDS[kind.name][1]
+            def register(entry: Any, _plugin: str = plugin_name) -> None:
+                if not isinstance(entry, cls):
+                    raise TypeError(f"register() expects a {cls.__name__}, got "
+                                    f"{type(entry).__name__}")
+                if entry.name in table:
+                    other = table[entry.name][1]
                     warnings.warn(
-                        f"tvm plugin {_plugin!r} registers target kind {kind.name!r}, which "
+                        f"tvm plugin {_plugin!r} registers {what} {entry.name!r}, which "
                         f"plugin {other!r} already provides; keeping the first",
                         PluginLoadWarning,
                         stacklevel=2,
                     )
                     return
-                _PLUGIN_KINDS[kind.name] = (kind, _plugin)
-                _register_passes(kind)
+                table[entry.name] = (entry, _plugin)
+                if on_add is not None:
+                    on_add(entry)
 
             others = [other.plugin for other in impls if other is not impl]
-            caller = pm.subset_hook_caller("tvm_register_target_kinds", others)
+            caller = pm.subset_hook_caller(hook, others)
             try:
                 caller(register=register)
             except Exception as err:  # one broken plugin must not hide the others
                 warnings.warn(
-                    f"tvm plugin {plugin_name!r} failed to register its target kinds: "
+                    f"tvm plugin {plugin_name!r} failed to register its {what}s: "
                     f"{type(err).__name__}: {err}",
                     PluginLoadWarning,
                     stacklevel=2,
                 )
+
+
+def _load_plugin_kinds() -> None:
+    """(Re)collect the plugins' kinds when the manager or its set of implementations changed."""
+    _collect_plugin_table("tvm_register_target_kinds", TargetKind, "target kind",
+                          _PLUGIN_KINDS, _loaded_from, _register_passes)
 
 
 def _all_kinds() -> dict[str, TargetKind]:
@@ -370,6 +429,52 @@ def list_target_kinds(capability: str | None = None) -> list[str]:
     ``capability``, only the kinds that declare it (e.g. :data:`HOST_JIT`)."""
     kinds = _all_kinds()
     return sorted(n for n, k in kinds.items() if capability is None or capability in k.capabilities)
+
+
+_LOCAL_TAGS: dict[str, TargetTag] = {}
+_PLUGIN_TAGS: dict[str, tuple[TargetTag, str]] = {}  # name -> (tag, plugin name)
+_tags_loaded_from: list[Any] = [None]
+
+
+def register_target_tag(tag: TargetTag, override: bool = False) -> TargetTag:
+    """Register a named target in-process; re-registering a name needs ``override=True``."""
+    if not isinstance(tag, TargetTag):
+        raise TypeError(f"register_target_tag expects a TargetTag, got {type(tag).__name__}")
+    with _lock:
+        existing = _LOCAL_TAGS.get(tag.name)
+        if existing is not None and existing != tag and not override:
+            raise ValueError(f"target tag {tag.name!r} is already registered; pass "
+                             "override=True to replace it")
+        _LOCAL_TAGS[tag.name] = tag
+    return tag
+
+
+def unregister_target_tag(name: str) -> None:
+    """Remove an in-process tag (tests)."""
+    with _lock:
+        if _LOCAL_TAGS.pop(name, None) is None:
+            raise KeyError(f"no in-process target tag named {name!r}")
+
+
+def list_target_tags() -> dict[str, TargetTag]:
+    """Every named target (plugins' tags overlaid with in-process ones), sorted by name."""
+    _collect_plugin_table("tvm_register_target_tags", TargetTag, "target tag", _PLUGIN_TAGS,
+                          _tags_loaded_from)
+    tags = {name: tag for name, (tag, _) in _PLUGIN_TAGS.items()}
+    tags.update(_LOCAL_TAGS)
+    return dict(sorted(tags.items()))
+
+
+def get_target_tag(name: str) -> TargetTag:
+    """The tag called ``name``; a :class:`TargetError` with close matches otherwise."""
+    tags = list_target_tags()
+    tag = tags.get(name)
+    if tag is not None:
+        return tag
+    close = difflib.get_close_matches(name, list(tags), n=3, cutoff=0.6)
+    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    raise TargetError(f"unknown target tag {name!r}{hint} (Target.list_tags() lists "
+                      f"{len(tags)} tags)")
 
 
 def host_target(capability: str = HOST_JIT, *, allow_none: bool = False) -> Target | None:
@@ -443,9 +548,12 @@ def _unknown_kind_message(name: str, kinds: dict[str, TargetKind]) -> str:
     if dist is not None:
         parts.append(f"Target kind {name!r} is provided by {dist}: pip install {dist}")
     else:
-        close = difflib.get_close_matches(name, list(kinds), n=3, cutoff=0.6)
+        tags = list_target_tags()
+        close = difflib.get_close_matches(name, [*kinds, *tags], n=3, cutoff=0.6)
         if close:
             parts.append(f"Did you mean {', '.join(repr(c) for c in close)}?")
+        parts.append(f"It is not a target tag either ({len(tags)} named targets: "
+                     "Target.list_tags()).")
         parts.append("A plugin distribution registers kinds through the 'tvm' entry point group.")
     return " ".join(parts)
 
@@ -516,6 +624,10 @@ class Target(Object):
         kind_name = spec.pop("kind")
         if not isinstance(kind_name, str):
             raise TargetError(f"target kind must be a str, got {kind_name!r}")
+        if kind_name not in _all_kinds() and kind_name in list_target_tags():
+            # a named target: its attributes, replaced by the options given after the name
+            spec = {**get_target_tag(kind_name).spec(), **spec}
+            kind_name = spec.pop("kind")
         kind = get_target_kind(kind_name)
         host = spec.pop("host", None)
         keys = spec.pop("keys", None)
@@ -648,3 +760,16 @@ class Target(Object):
     def list_kinds() -> list[str]:
         """Names of the available target kinds (loads plugins)."""
         return list_target_kinds()
+
+    @staticmethod
+    def list_tags() -> dict[str, str]:
+        """Named targets (``Target("raspberry-pi-4")``): name -> what it describes and the
+        target it stands for (loads plugins)."""
+        out = {}
+        for name, tag in list_target_tags().items():
+            try:
+                text = str(Target(tag.spec()))
+            except TargetError as err:  # its kind is not installed, or it does not parse
+                text = f"unusable here: {err}"
+            out[name] = f"{tag.doc} ({text})" if tag.doc else text
+        return out

@@ -14,9 +14,14 @@ A target distribution implements these in its plugin module (entry point group `
         if fmt == "ptx":
             return load_ptx_module    # path -> tvm.runtime.Module
 
-Both hooks are ``firstresult``: the first plugin that answers (not ``None``) wins; the
-built-in implementations (CPU device API, ``.so``/``.dylib`` loader) run last, so a plugin
-can override them.
+    @hookimpl
+    def tvm_runtime_runner(name, options):
+        if name == "qemu":
+            return QemuRunner(**options)   # a tvm.runtime.runner.Runner
+
+All three hooks are ``firstresult``: the first plugin that answers (not ``None``) wins; the
+built-in implementations (CPU device API, ``.so``/``.dylib`` loader, the ``local`` and
+``process`` runners) run last, so a plugin can override them.
 """
 
 from __future__ import annotations
@@ -31,8 +36,10 @@ from tvm.ffi.plugin import add_hookspecs, get_plugin_manager, hookspec, register
 if TYPE_CHECKING:  # pragma: no cover
     from .device import DeviceAPI
     from .module import Module
+    from .runner import Runner
 
-__all__ = ["tvm_device_api", "tvm_runtime_module_loader", "plugin_manager", "register_builtins"]
+__all__ = ["tvm_device_api", "tvm_runtime_module_loader", "tvm_runtime_runner", "plugin_manager",
+           "register_builtins"]
 
 
 @hookspec(firstresult=True)
@@ -51,6 +58,15 @@ def tvm_runtime_module_loader(fmt: str) -> Callable[[str], Module] | None:
     """
 
 
+@hookspec(firstresult=True)
+def tvm_runtime_runner(name: str, options: dict) -> Runner | None:
+    """Return a :class:`~tvm.runtime.runner.Runner` of kind ``name`` made with ``options``
+    (``tvm.runtime.runner.create_runner``), e.g. an emulator runner for a cross triple.
+
+    Return ``None`` for runner names the plugin does not provide.
+    """
+
+
 add_hookspecs(sys.modules[__name__])
 
 _lock = threading.Lock()
@@ -59,7 +75,7 @@ _builtins_registered = False
 
 def register_builtins() -> None:
     """Register tvm-runtime's built-in plugins (CPU device API, shared-library and VM
-    executable loaders) once."""
+    executable loaders, the local and process runners) once."""
     global _builtins_registered
     if _builtins_registered:
         return
@@ -67,6 +83,7 @@ def register_builtins() -> None:
         if not _builtins_registered:
             from .device import BuiltinCPUPlugin
             from .module import BuiltinModuleLoaderPlugin
+            from .runner.base import BuiltinRunnerPlugin
             from .vm.executable import VMExecutableLoaderPlugin
 
             register_plugin(BuiltinCPUPlugin, "tvm-runtime-cpu", distribution="tvm-runtime")
@@ -74,6 +91,8 @@ def register_builtins() -> None:
             register_plugin(
                 VMExecutableLoaderPlugin, "tvm-runtime-vm", distribution="tvm-runtime"
             )
+            register_plugin(BuiltinRunnerPlugin, "tvm-runtime-runner",
+                            distribution="tvm-runtime")
             _builtins_registered = True
 
 

@@ -46,6 +46,7 @@ __all__ = [
     "Executable",
     "load_executable",
     "is_executable_file",
+    "split_executable_file",
     "PROGRAM_VERSION",
     "PROGRAM_VERSION_EMBEDDED",
     "TRAILER_MAGIC",
@@ -247,11 +248,16 @@ class Executable(Module):
                 kernel_lib.import_module(module)
         return cls(program, constants, kernel_lib)
 
-    def export_library(self, path: str | os.PathLike[str], **kwargs: Any) -> None:
-        """Write one file: the kernel library (exported with ``kwargs``) plus the program.
+    def export_library(self, path: str | os.PathLike[str], cc: str | None = None,
+                       options: Sequence[str] = (), **kwargs: Any) -> None:
+        """Write one file: the kernel library plus the program.
 
         The result loads back with :func:`tvm.runtime.load_module` (or
-        :func:`load_executable`) into an equal executable.
+        :func:`load_executable`) into an equal executable.  ``cc`` (the C compiler) and
+        ``options`` (extra linker flags) go to the kernel library's ``export_library`` when
+        it links a shared library (for a cross-compiled library the default is the matching
+        cross compiler, see the target's module); other ``kwargs`` go to it as they are.
+        With no kernels there is nothing to link and ``cc``/``options`` are unused.
         """
         path = os.fspath(path)
         parent = os.path.dirname(os.path.abspath(path))
@@ -259,6 +265,7 @@ class Executable(Module):
             raise FileNotFoundError(f"export_library: directory {parent!r} does not exist")
         suffix = os.path.splitext(path)[1] or ".so"
         lib = self.kernel_lib
+        link = {k: v for k, v in (("cc", cc), ("options", tuple(options))) if v}
         with tempfile.TemporaryDirectory(prefix="tvm_vm_export_") as tmp:
             lib_bytes = b""
             embedded = None
@@ -267,13 +274,13 @@ class Executable(Module):
                     device_suffix not in _SHARED_LIBRARY_SUFFIXES:
                 # a device module (GPU kernels + host programs): embedded in the blob
                 lib_path = os.path.join(tmp, "kernels." + device_suffix)
-                lib.export_library(lib_path, **kwargs)
+                lib.export_library(lib_path, **link, **kwargs)
                 with open(lib_path, "rb") as f:
                     embedded = {"format": device_suffix, "data": f.read(),
                                 "device_type": getattr(lib, "device_type", None)}
             elif lib is not None and lib.function_names:
                 lib_path = os.path.join(tmp, "kernels" + suffix)
-                lib.export_library(lib_path, **kwargs)
+                lib.export_library(lib_path, **link, **kwargs)
                 with open(lib_path, "rb") as f:
                     lib_bytes = f.read()
             elif kwargs:
@@ -368,6 +375,19 @@ def _read_trailer(path: str) -> tuple[int, int] | None:
     return size - _TRAILER.size - blob_len, blob_len
 
 
+def split_executable_file(path: str | os.PathLike[str]) -> tuple[int, bytes] | None:
+    """``(length of the shared-library part, program blob)`` of an exported executable, or
+    None when ``path`` is not one (for loaders that run the library part elsewhere)."""
+    path = os.fspath(path)
+    found = _read_trailer(path)
+    if found is None:
+        return None
+    lib_len, blob_len = found
+    with open(path, "rb") as f:
+        f.seek(lib_len)
+        return lib_len, f.read(blob_len)
+
+
 def is_executable_file(path: str | os.PathLike[str]) -> bool:
     """Whether ``path`` is an exported VM executable."""
     return _read_trailer(os.fspath(path)) is not None
@@ -378,16 +398,13 @@ def load_executable(path: str | os.PathLike[str]) -> Executable:
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"load_executable: no such file: {path!r}")
-    found = _read_trailer(path)
+    found = split_executable_file(path)
     if found is None:
         raise ModuleLoadError(
             f"{path!r} is not a VM executable (no {TRAILER_MAGIC.decode()} trailer); export "
             "one with Executable.export_library"
         )
-    lib_len, blob_len = found
-    with open(path, "rb") as f:
-        f.seek(lib_len)
-        blob = f.read(blob_len)
+    lib_len, blob = found
     kernel_lib = SharedLibraryModule(path) if lib_len else None
     return Executable.from_program_bytes(blob, kernel_lib, origin=repr(path))
 

@@ -7,7 +7,11 @@ Target attributes (``llvm -mtriple=... -mcpu=... -mattr=+avx2,-fma -num-cores=4
 ``mcpu``      the CPU to tune and select instructions for; ``native`` or unset on the host
               means the host CPU *with its detected features*; unset for another triple means
               ``generic``.
-``mattr``     feature overrides appended after the CPU's (``+avx512f``, ``-fma``).
+``mattr``     feature overrides appended after the CPU's (``+avx512f``, ``-fma``).  A
+              ``riscv64`` triple starts from the RV64GC base (``+m,+a,+f,+d,+c``, what
+              Linux distributions build for), so ``-mattr=+v`` means rv64gcv.
+``mabi``      the calling-convention ABI (default for riscv64: ``lp64d``, the Linux one;
+              ``lp64f``/``lp64`` when ``-d``/``-f`` remove the float registers).
 ``num-cores`` the number of tasks parallel loops are split into (unset: the runtime's
               thread count at run time).
 ``opt-level`` 0-3, the LLVM pipeline level (default 3).
@@ -98,6 +102,7 @@ class LLVMTargetOptions:
     num_cores: int = 0
     target_str: str = "llvm"
     threading: str = "pool"
+    abi: str = ""
 
     @property
     def is_host(self) -> bool:
@@ -128,6 +133,8 @@ class LLVMTargetOptions:
             features = list(host_cpu_features())
         else:
             cpu = mcpu or "generic"
+        if triple.startswith("riscv64"):
+            features[:0] = [f for f in RISCV64_BASE_FEATURES if f not in mattr]
         for attr in mattr:
             attr = attr.strip()
             if not attr:
@@ -144,10 +151,39 @@ class LLVMTargetOptions:
         if num_cores < 0:
             raise ValueError(f"llvm target: -num-cores must be >= 0, got {num_cores}")
         text = str(target)
-        same_os = same_arch and triple.split("-")[2:3] == host_triple().split("-")[2:3]
+        same_os = same_arch and _os_name(triple) == _os_name(host_triple())
         is_elf = not any(k in triple for k in ("darwin", "macos", "ios", "windows", "wasm"))
         threading = _threading_mode(get("threading"), same_os, is_elf)
-        return cls(triple, cpu, ",".join(features), opt_level, num_cores, text, threading)
+        abi = get("mabi") or _default_abi(triple, features)
+        return cls(triple, cpu, ",".join(features), opt_level, num_cores, text, threading, abi)
+
+
+def _os_name(triple: str) -> str:
+    """The OS part of a triple, with or without a vendor (``x86_64-linux-gnu`` and
+    ``x86_64-unknown-linux-gnu`` are both ``linux``)."""
+    for part in triple.split("-")[1:]:
+        if part.startswith(("linux", "darwin", "macos", "ios", "windows", "freebsd", "wasi")):
+            return "macos" if part.startswith(("darwin", "macos")) else part.rstrip("0123456789.")
+    return ""
+
+
+#: the RV64GC base every riscv64 Linux target has (integer multiply, atomics, single and
+#: double float, compressed instructions)
+RISCV64_BASE_FEATURES = ("+m", "+a", "+f", "+d", "+c")
+
+
+def _default_abi(triple: str, features: list[str]) -> str:
+    """The ABI LLVM must use for ``triple`` when ``-mabi`` is unset ("" = LLVM's default).
+
+    riscv64 Linux passes floats in FP registers (``lp64d``); LLVM's own default (``lp64``,
+    soft-float) produces objects the distribution's linker refuses to mix with its libc.
+    """
+    if not triple.startswith("riscv64"):
+        return ""
+    last = {f[1:]: f[0] for f in features}  # the last +x/-x of each feature wins
+    if last.get("d") == "+":
+        return "lp64d"
+    return "lp64f" if last.get("f") == "+" else "lp64"
 
 
 def create_target_machine(opts: LLVMTargetOptions, *, pic: bool = False,
@@ -165,7 +201,7 @@ def create_target_machine(opts: LLVMTargetOptions, *, pic: bool = False,
     return target.create_target_machine(
         cpu=opts.cpu, features=opts.features, opt=opts.opt_level,
         reloc="pic" if pic else "default",
-        codemodel="jitdefault" if jit else "default", jit=jit,
+        codemodel="jitdefault" if jit else "default", jit=jit, abiname=opts.abi,
     )
 
 

@@ -4,7 +4,12 @@ The optimised LLVM IR is compiled in-process by MCJIT; kernels are found by symb
 and wrapped by :func:`tvm.runtime.module_from_symbols` machinery (``NativeModule``), which
 also reads ``__tvm_module_meta`` and fills the runtime slots.  ``export_library("x.so")``
 emits a position-independent object with the same target machine and links it with the
-system C compiler, so :func:`tvm.runtime.load_module` reads it back without LLVM.  Under
+system C compiler, so :func:`tvm.runtime.load_module` reads it back without LLVM.
+
+A module for another architecture (``-mtriple=aarch64-linux-gnu``) is not loaded: its
+functions are listed from the metadata in its IR (:func:`meta_from_ir`) as
+:class:`CrossCompiledFunction` objects that refuse calls, and ``export_library`` links it
+with the triple's GNU cross compiler (:func:`find_c_compiler`).  Under
 ``-threading=omp`` (parallel loops through libgomp) libgomp is loaded into the process
 before MCJIT resolves symbols, and exported libraries link ``-lgomp``.
 
@@ -17,7 +22,9 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import functools
+import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -25,11 +32,12 @@ from typing import Any
 
 import llvmlite.binding as llvm
 from tvm.ffi import knobs
-from tvm.runtime.module import NativeModule
+from tvm.runtime.module import META_SYMBOL, Module, NativeModule
 
 from .llvm_target import LLVMTargetOptions, create_target_machine, load_libgomp, optimize_module
 
-__all__ = ["LLVMModule", "find_c_compiler"]
+__all__ = ["LLVMModule", "CrossCompiledFunction", "find_c_compiler", "cross_compiler_names",
+           "meta_from_ir"]
 
 
 @functools.lru_cache(maxsize=None)
@@ -43,19 +51,122 @@ def _load_libm() -> None:
             pass
 
 
-def find_c_compiler(cc: str | None = None) -> str:
-    """The C compiler used to link shared libraries: ``cc``, ``$CC``, or cc/gcc/clang."""
-    for candidate in (cc, knobs.CC.get(), "cc", "gcc", "clang"):
-        if not candidate:
-            continue
+#: Debian/Ubuntu packages of the cross toolchain of an architecture (for error messages)
+_CROSS_PACKAGES = {
+    "aarch64": "gcc-aarch64-linux-gnu libc6-dev-arm64-cross",
+    "riscv64": "gcc-riscv64-linux-gnu libc6-dev-riscv64-cross",
+    "arm": "gcc-arm-linux-gnueabihf libc6-dev-armhf-cross",
+}
+
+
+def cross_compiler_names(triple: str) -> list[str]:
+    """The conventional names of a GNU cross compiler for ``triple``, most specific first
+    (``aarch64-unknown-linux-gnu`` -> ``aarch64-unknown-linux-gnu-gcc``,
+    ``aarch64-linux-gnu-gcc``)."""
+    parts = triple.split("-")
+    arch = parts[0]
+    env = parts[-1] if len(parts) >= 3 else "gnu"
+    if not env.startswith(("gnu", "musl")):
+        env = "gnu"
+    if arch.startswith(("armv", "thumbv")):
+        arch, env = "arm", env if env.startswith("gnueabi") else "gnueabihf"
+    names = [f"{triple}-gcc", f"{arch}-linux-{env}-gcc", f"{arch}-linux-gnu-gcc"]
+    return list(dict.fromkeys(names))
+
+
+def _cross_knob(arch: str) -> str | None:
+    """``TVM_CROSS_CC`` for ``arch``: its ``arch=compiler`` entry, or the one plain value."""
+    text = knobs.CROSS_CC.get()
+    if not text:
+        return None
+    entries = [e.strip() for e in text.split(",") if e.strip()]
+    if all("=" not in e for e in entries) and len(entries) == 1:
+        return entries[0]
+    for entry in entries:
+        key, _, value = entry.partition("=")
+        if key.strip() == arch:
+            return value.strip()
+    return None
+
+
+def find_c_compiler(cc: str | None = None, triple: str | None = None) -> str:
+    """The C compiler that links shared libraries for ``triple`` (None: this machine).
+
+    For this machine: ``cc``, ``$CC``, or cc/gcc/clang.  For another architecture (a cross
+    target): ``cc``, ``$TVM_CROSS_CC`` (one compiler, or ``arch=compiler`` pairs), or the
+    GNU cross compiler named after the triple (``aarch64-linux-gnu-gcc``,
+    ``riscv64-linux-gnu-gcc``); the host compiler is never used for a foreign triple.
+    """
+    from .host_cpu import host_triple
+
+    arch = triple.split("-")[0] if triple else None
+    cross = arch is not None and arch != host_triple().split("-")[0]
+    # an explicit choice (the argument, the cross knob) is used or refused, never skipped
+    explicit = [c for c in (cc, _cross_knob(arch) if cross else None) if c]
+    for candidate in explicit[:1]:
         path = shutil.which(candidate)
+        if path is None:
+            raise RuntimeError(f"export_library: the C compiler {candidate!r} was not found "
+                               "(neither a path nor a command on PATH)")
+        return path
+    fallbacks = cross_compiler_names(triple) if cross else [knobs.CC.get(), "cc", "gcc", "clang"]
+    for candidate in fallbacks:
+        path = shutil.which(candidate) if candidate else None
         if path:
             return path
+    if cross:
+        names = ", ".join(cross_compiler_names(triple))
+        pkgs = _CROSS_PACKAGES.get(arch, f"gcc-{arch}-linux-gnu")
+        raise RuntimeError(
+            f"export_library needs a cross C compiler to link a shared library for {triple} "
+            f"(the module was cross-compiled), but none of {names} was found on PATH; install "
+            f"one (Debian/Ubuntu: apt-get install {pkgs}), set {knobs.CROSS_CC.name}="
+            f"{arch}=/path/to/{arch}-linux-gnu-gcc, or pass cc='/path/to/compiler'"
+        )
     raise RuntimeError(
         "export_library needs a C compiler to link the shared library, but none of $CC, cc, "
         "gcc or clang was found on PATH; install one (e.g. apt-get install gcc) or pass "
         "cc='/path/to/compiler'"
     )
+
+
+_META_RE = re.compile(r'^@"?' + re.escape(META_SYMBOL) + r'"?\s*=[^\n]*?c"((?:[^"\\]|\\.)*)"',
+                      re.M)
+
+
+def meta_from_ir(ir_text: str) -> dict[str, Any]:
+    """The ``__tvm_module_meta`` JSON of a module, read from its LLVM IR text (what a
+    cross-compiled module, which is never loaded here, knows of its functions)."""
+    found = _META_RE.search(ir_text)
+    if found is None:
+        raise RuntimeError(f"llvm module IR defines no {META_SYMBOL} string")
+    raw = re.sub(rb"\\([0-9A-Fa-f]{2})", lambda m: bytes([int(m.group(1), 16)]),
+                 found.group(1).encode("latin-1"))
+    return json.loads(raw.rstrip(b"\0").decode("utf-8"))
+
+
+class CrossCompiledFunction:
+    """A kernel of a module built for another architecture: listed (name, parameters) but
+    not callable here; calling it says how to run it."""
+
+    __slots__ = ("name", "meta", "triple")
+
+    def __init__(self, meta: dict[str, Any], triple: str) -> None:
+        self.name: str = meta["name"]
+        self.meta = meta
+        self.triple = triple
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from .host_cpu import host_triple
+
+        raise RuntimeError(
+            f"kernel {self.name!r} was cross-compiled for {self.triple} and cannot run on this "
+            f"{host_triple()} machine: export_library(path) and run the library on a "
+            f"{self.triple.split('-')[0]} machine (or under qemu-user)"
+        )
+
+    def __repr__(self) -> str:
+        return f"<CrossCompiledFunction {self.name!r} for {self.triple}>"
 
 
 class LLVMModule(NativeModule):
@@ -82,17 +193,18 @@ class LLVMModule(NativeModule):
         self._raw_ir = ir_text
         self._ir = str(mod)
         if not options.is_host:
-            # Cross-compiled code cannot run here: expose sources and export only.
+            # Cross-compiled code cannot run here: its functions are listed (from the
+            # module's metadata) but raise when called; sources and export work.
             self._engine = None
-            from tvm.runtime.module import Module
-
             Module.__init__(self, "llvm")
             self._lookup_symbol = lambda symbol: None
             self._keepalive = None
             self.origin = f"llvm module {name!r} (cross-compiled for {options.triple})"
-            self.meta = {}
-            self.target = options.target_str
+            self.meta = meta_from_ir(self._ir)
+            self.target = str(self.meta.get("target", options.target_str))
             self.slots = []
+            for fmeta in self.meta.get("functions", ()):
+                self._functions[fmeta["name"]] = CrossCompiledFunction(fmeta, options.triple)
         else:
             engine = llvm.create_mcjit_compiler(mod, tm)
             engine.finalize_object()
@@ -134,7 +246,7 @@ class LLVMModule(NativeModule):
             with open(path, "wb") as f:
                 f.write(obj)
             return
-        compiler = find_c_compiler(cc)
+        compiler = find_c_compiler(cc, self.options.triple)
         with tempfile.TemporaryDirectory(prefix="tvm_export_") as tmp:
             obj_path = os.path.join(tmp, "lib0.o")
             with open(obj_path, "wb") as f:

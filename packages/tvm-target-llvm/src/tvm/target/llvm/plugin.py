@@ -2,10 +2,13 @@
 
 Registers the ``llvm`` target kind (CPU, device type 1; a host JIT, capability
 ``host-jit``, so the core compiles constant folding and weight prepacking with it), with
+its named targets (``tvm_register_target_tags``: boards and x86 generations, :mod:`.tags`),
 its lowering passes (:data:`LOWERING_PASSES`, run at the end of ``tvm.tir.build``'s default
 pipeline), answers ``tvm_tir_codegen`` for it, contributes the default CPU schedule rules
 (``tvm_tir_schedule_rules``) and schedules unscheduled PrimFuncs with them
-(``tvm_tir_default_schedule``, :mod:`tvm.target.llvm.schedule_rules`).
+(``tvm_tir_default_schedule``, :mod:`tvm.target.llvm.schedule_rules`), and provides the
+``qemu`` runner (``tvm_runtime_runner``, :mod:`tvm.target.llvm.qemu`) that executes
+cross-compiled kernels under qemu-user.
 Importing this module stays cheap: LLVM is initialised only when code is generated.
 Hooks receive a :class:`tvm.ir.target.Target`.
 """
@@ -21,8 +24,9 @@ if TYPE_CHECKING:
     from tvm.ir.target import Target
 
 __all__ = [
-    "tvm_register_target_kinds", "tvm_tir_codegen", "tvm_tir_default_schedule",
-    "tvm_tir_schedule_rules", "LLVM_TARGET_ATTRS", "LOWERING_PASSES",
+    "tvm_register_target_kinds", "tvm_register_target_tags", "tvm_tir_codegen",
+    "tvm_tir_default_schedule", "tvm_tir_schedule_rules", "tvm_runtime_runner",
+    "LLVM_TARGET_ATTRS", "LOWERING_PASSES",
 ]
 
 #: attribute -> (type, default) of the llvm target kind
@@ -30,6 +34,7 @@ LLVM_TARGET_ATTRS = {
     "mcpu": (str, None),
     "mtriple": (str, None),
     "mattr": (list[str], None),
+    "mabi": (str, None),
     "num-cores": (int, None),
     "opt-level": (int, 3),
     "threading": (str, None),
@@ -64,7 +69,8 @@ def _kind() -> Any:
         package="tvm-target-llvm",
         capabilities=(HOST_JIT,),
         lowering_passes=LOWERING_PASSES,
-        doc=("CPU code through LLVM (llvmlite): -mcpu, -mtriple, -mattr, -num-cores, -opt-level, "
+        doc=("CPU code through LLVM (llvmlite): -mcpu, -mtriple, -mattr, -mabi, -num-cores, "
+             "-opt-level, "
              "-threading=omp|pool (parallel loops through libgomp's GOMP_parallel, the default "
              "when libgomp loads, or through the runtime's thread pool)"),
     )
@@ -73,6 +79,16 @@ def _kind() -> Any:
 @hookimpl
 def tvm_register_target_kinds(register: Callable[[Any], None]) -> None:
     register(_kind())
+
+
+@hookimpl
+def tvm_register_target_tags(register: Callable[[Any], None]) -> None:
+    """Named llvm targets: boards (Raspberry Pi 4/5, RK3588, VisionFive 2, SpacemiT K1, ...)
+    and x86 generations (x86-64-v3/v4, znver3/4, ...), see :mod:`.tags`."""
+    from .tags import tags
+
+    for tag in tags():
+        register(tag)
 
 
 @hookimpl
@@ -102,3 +118,13 @@ def tvm_tir_schedule_rules(target: Target) -> Any:
     from .schedule_rules import cpu_info, cpu_rules
 
     return cpu_rules(cpu_info(target))
+
+
+@hookimpl
+def tvm_runtime_runner(name: str, options: dict) -> Any:
+    """The ``qemu`` runner (:class:`tvm.target.llvm.qemu.QemuRunner`) made with ``options``."""
+    if name != "qemu":
+        return None
+    from .qemu import QemuRunner
+
+    return QemuRunner(**options)
