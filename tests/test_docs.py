@@ -18,8 +18,21 @@ REFERENCE = ["schedule_rules.md"]
 PAGES = sorted(DOCS.glob("*.md")) + [DOCS.parent / name for name in REFERENCE]
 
 
+@pytest.fixture
+def own_plugins():
+    """Plugins a page registers in-process are removed after it, so pages (which may pick
+    the same example name, e.g. ``acme``) do not depend on the order they run in."""
+    from tvm.ffi.plugin import list_plugins, unregister_plugin
+
+    before = {info.name for info in list_plugins()}
+    yield
+    for info in list_plugins():
+        if info.name not in before:
+            unregister_plugin(info.name)
+
+
 @pytest.mark.parametrize("page", PAGES, ids=[p.stem for p in PAGES])
-def test_tutorial_runs(page, capsys):
+def test_tutorial_runs(page, capsys, own_plugins):
     pytest.importorskip("tvm.target.llvm")
     text = page.read_text()
     for found in REQUIRES.finditer(text):

@@ -26,6 +26,7 @@ from tvm.script import ir as I  # noqa: E402
 from tvm.script import relax as R  # noqa: E402
 
 import tvm.runtime  # noqa: E402
+from tvm.target.llvm.host_cpu import host_triple  # noqa: E402
 
 TARGETS = {
     "aarch64": "llvm -mtriple=aarch64-linux-gnu -mattr=+neon",
@@ -61,6 +62,8 @@ def cross(request):
 
 def test_relax_build_lists_the_cross_built_kernels(cross):
     arch, ex = cross
+    if host_triple().startswith(arch):
+        pytest.skip(f"this machine is {arch}: nothing is cross-compiled")
     assert ex.kernel_lib.function_names == ["fused_matmul_add"]
     assert arch in ex.kernel_lib.options.triple
     assert ex.kernel_device_type == 1
