@@ -23,7 +23,7 @@ from typing import Any
 
 __all__ = [
     "Knob", "declare_knob", "get_knob", "list_knobs", "cache_dir",
-    "DISABLE_PLUGINS", "TRACE_PLUGINS", "NUM_THREADS", "CACHE_DIR", "XDG_CACHE_HOME",
+    "DISABLE_PLUGINS", "TRACE_PLUGINS", "ALLOW_MISSING_CPU_FEATURES", "NUM_THREADS", "CACHE_DIR", "XDG_CACHE_HOME",
     "C_KEEP_SOURCE", "CC", "NVCC", "NVRTC", "CUDA_HOME", "CUDA_PATH", "OMP_WAIT_POLICY",
     "SCHEDULE_RULES_STRICT",
 ]
@@ -164,6 +164,10 @@ OMP_WAIT_POLICY = declare_knob(
     "OMP_WAIT_POLICY", "str", None,
     "libgomp's wait policy; set to passive for the OpenMP runtime when unset",
     "tvm-target-llvm")
+ALLOW_MISSING_CPU_FEATURES = declare_knob(
+    "TVM_ALLOW_MISSING_CPU_FEATURES", "names", frozenset(),
+    "CPU features (comma-separated, * for all) a loaded module may use though the host lacks them",
+    "tvm-runtime")
 SCHEDULE_RULES_STRICT = declare_knob(
     "TVM_SCHEDULE_RULES_STRICT", "bool", False,
     "a failing default schedule rule raises instead of logging and skipping",
