@@ -212,6 +212,8 @@ class NativeModule(Module):
         self.target: str = str(self.meta.get("target", ""))
         problem = host_mismatch(self.meta, allow_features)
         self.host_problem: str | None = None
+        if host_check not in ("load", "call"):
+            raise ValueError(f"host_check must be 'load' or 'call', got {host_check!r}")
         if problem is not None:
             if host_check == "load":
                 raise HostMismatchError(f"{origin} cannot run on this machine: {problem}")
@@ -302,10 +304,12 @@ def module_from_symbols(
     origin: str = "module",
     cls: type[NativeModule] = NativeModule,
     host_check: str = "load",
+    allow_features: Collection[str] = (),
 ) -> NativeModule:
-    """Build a module of compiled kernels from a symbol lookup (shared by the .so loader and JITs)."""
+    """Build a module of compiled kernels from a symbol lookup (shared by the .so loader and
+    JITs; ``host_check`` and ``allow_features`` as for :class:`NativeModule`)."""
     return cls(lookup_symbol, type_key, meta=meta, keepalive=keepalive, origin=origin,
-               host_check=host_check)
+               host_check=host_check, allow_features=allow_features)
 
 
 class SharedLibraryModule(NativeModule):

@@ -4,7 +4,7 @@ LLVM reports an unknown ``-mcpu`` or ``-mattr`` only by printing to stderr (once
 subtarget it makes) and carries on with a subtarget that may end in ``report_fatal_error``,
 which aborts the process ("64-bit code requested on a subtarget that doesn't support it").
 So the questions below are answered by LLVM itself in a child process (this module run as
-``python -m tvm.target.llvm.target_info``), once per process and question:
+``python .../target_info.py``), once per process and question:
 
 * :func:`target_table` - the CPU and feature names of a triple's LLVM target (the table LLVM
   prints for ``-mcpu=help``);
@@ -29,6 +29,7 @@ import os
 import re
 import subprocess
 import sys
+import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
@@ -116,8 +117,9 @@ def _supported(arch: str) -> bool:
 
 
 def _run_child(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", __name__, *args], capture_output=True,
-                          text=True, timeout=300, stdin=subprocess.DEVNULL)
+    # the file itself, not ``-m``: the child needs llvmlite only, not this process's sys.path
+    return subprocess.run([sys.executable, os.path.abspath(__file__), *args],
+                          capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
 
 
 def _disk_cached(key: tuple[str, ...], compute: Callable[[], Any]) -> Any:
@@ -186,8 +188,14 @@ def _parse_help(text: str) -> tuple[list[str], list[str]]:
 
 def check_target_options(triple: str, cpu: str | None, mattr: Iterable[str]) -> None:
     """Raise a ValueError for an unknown triple part, ``-mcpu`` or ``-mattr`` feature (each
-    with close matches); ``cpu`` None, ``""`` or ``native`` is not checked here."""
-    table = target_table(triple)
+    with close matches); ``cpu`` None, ``""`` or ``native`` is not checked here.  Where no
+    child process can run to read LLVM's table, the names are not checked (with a warning)."""
+    try:
+        table = target_table(triple)
+    except (RuntimeError, OSError, subprocess.SubprocessError) as err:
+        warnings.warn(f"llvm target: cannot check -mcpu/-mattr names: {err}", RuntimeWarning,
+                      stacklevel=2)
+        return
     if cpu not in (None, "", "native", "generic") and cpu not in table.cpus:
         raise ValueError(f"llvm target: -mcpu={cpu} is not a CPU LLVM knows for {triple} "
                          f"(target {table.target}){_close(cpu, table.cpus)}")
