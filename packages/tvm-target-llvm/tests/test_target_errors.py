@@ -14,8 +14,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_module import _saxpy
+from llvm_test_utils import prim_func
 from tvm.ir.target import Target
+from tvm.tir import For, ForKind, SizeVar, Var, decl_buffer
+from tvm.tir.stmt import BufferStore
 from tvm.target.llvm import LLVMTargetOptions, build, host_cpu_features
 from tvm.target.llvm.host_cpu import host_triple
 from tvm.target.llvm.target_info import subtarget_features, target_table
@@ -25,6 +27,14 @@ import tvm.runtime as rt
 X86 = "x86_64-unknown-linux-gnu"
 ON_X86 = host_triple().startswith("x86_64")
 MISSING = sorted(f[1:] for f in host_cpu_features() if f.startswith("-"))
+
+
+def _saxpy():
+    n = SizeVar("n", "int32")
+    X, Y = decl_buffer((n,), "float32", "X"), decl_buffer((n,), "float32", "Y")
+    a, i = Var("a", "float32"), Var("i", "int32")
+    body = For(i, 0, n, ForKind.SERIAL, BufferStore(Y, X[i] * a + Y[i], (i,)))
+    return prim_func("saxpy", [X, Y, a], body)
 
 
 @pytest.mark.parametrize("target, match", [
@@ -39,6 +49,8 @@ MISSING = sorted(f[1:] for f in host_cpu_features() if f.startswith("-"))
     ("llvm -mtriple=aarch64-linux-gnu -mattr=+neno", r"close matches: neon"),
     ("llvm -mtriple=riscv64-linux-gnu -mattr=+vv", r"'vv' is not a feature"),
     (f"llvm -mtriple={X86} -mattr=avx2", r"-mattr entries look like \+avx2"),
+    ("llvm -mtriple=riscv64-linux-gnu -mcpu=native" if ON_X86 else
+     f"llvm -mtriple={X86} -mcpu=native", r"-mcpu=native means this machine's CPU"),
     ("llvm -mtriple=x86-64-linux-gnu", r"unknown architecture.*close matches: x86_64"),
     ("llvm -mtriple=aarch46-linux-gnu", r"unknown architecture 'aarch46'.*aarch64"),
     ("llvm -mtriple=riscv64-linx-gnu", r"does not recognise 'linx'.*close matches: linux"),
@@ -80,15 +92,13 @@ def test_misspelled_cpus_are_refused_with_the_intended_name(cpu, pos, char, how)
 def test_a_bad_cpu_never_reaches_llvm():
     """What used to print LLVM's complaint eight times and abort the process."""
     code = textwrap.dedent("""
-        from tvm.target.llvm import build
-        from test_module import _saxpy
+        from tvm.target.llvm import LLVMTargetOptions
         try:
-            build(_saxpy(), "llvm -mcpu=notacpu")
+            LLVMTargetOptions.from_target("llvm -mcpu=notacpu")
         except ValueError as err:
             print("ValueError:", err)
     """)
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          cwd=__file__.rsplit("/", 1)[0])
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert "ValueError: llvm target: -mcpu=notacpu" in proc.stdout
     assert "LLVM ERROR" not in proc.stderr and "not a recognized processor" not in proc.stderr

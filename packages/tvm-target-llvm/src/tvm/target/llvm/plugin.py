@@ -5,8 +5,7 @@ Registers the ``llvm`` target kind (CPU, device type 1; a host JIT, capability
 its lowering passes (:data:`LOWERING_PASSES`, run at the end of ``tvm.tir.build``'s default
 pipeline) and a check of its ``-mtriple``/``-mcpu``/``-mattr`` names when a Target is made
 (:mod:`.target_info`), answers ``tvm_tir_codegen`` for it, contributes the default CPU
-schedule rules
-(``tvm_tir_schedule_rules``) and schedules unscheduled PrimFuncs with them
+schedule rules (``tvm_tir_schedule_rules``) and schedules unscheduled PrimFuncs with them
 (``tvm_tir_default_schedule``, :mod:`tvm.target.llvm.schedule_rules`); on the run side it
 tells tvm-runtime the host CPU's features (``tvm_runtime_host_cpu_features``).
 Importing this module stays cheap: LLVM is initialised only when code is generated.

@@ -4,7 +4,8 @@ LLVM reports an unknown ``-mcpu`` or ``-mattr`` only by printing to stderr (once
 subtarget it makes) and carries on with a subtarget that may end in ``report_fatal_error``,
 which aborts the process ("64-bit code requested on a subtarget that doesn't support it").
 So the questions below are answered by LLVM itself in a child process (this module run as
-``python .../target_info.py``), once per process and question:
+``python .../target_info.py``), once per LLVM build and question (the answers are kept
+in the tvm cache folder, ``$TVM_CACHE_DIR/llvm-target-info``):
 
 * :func:`target_table` - the CPU and feature names of a triple's LLVM target (the table LLVM
   prints for ``-mcpu=help``);
@@ -47,15 +48,13 @@ _TRIPLE_WORDS = ("unknown", "pc", "apple", "linux", "gnu", "musl", "android", "d
                  "macosx", "ios", "windows", "msvc", "mingw32", "freebsd", "netbsd", "openbsd",
                  "none", "elf", "eabi", "eabihf", "gnueabi", "gnueabihf", "wasi", "emscripten",
                  "cuda", "amdhsa")
-_ARCH_ALIASES = {"amd64": "x86_64", "x86-64": "x86_64", "arm64": "aarch64",
-                 "i386": "i686", "i486": "i686", "i586": "i686"}
 
 
 def triple_arch(triple: str) -> str:
-    """The architecture of ``triple`` in the spelling ``uname -m`` uses (``arm64`` and
-    ``amd64`` normalised to ``aarch64`` and ``x86_64``)."""
-    arch = triple.split("-")[0].lower()
-    return _ARCH_ALIASES.get(arch, arch)
+    """The architecture of ``triple`` as tvm-runtime spells it (``arm64`` -> ``aarch64``)."""
+    from tvm.runtime.host import normalize_arch  # (not at import: the child runs alone)
+
+    return normalize_arch(triple.split("-")[0])
 
 
 def _close(word: str, choices: Iterable[str], n: int = 5) -> str:
@@ -196,6 +195,10 @@ def check_target_options(triple: str, cpu: str | None, mattr: Iterable[str]) -> 
         warnings.warn(f"llvm target: cannot check -mcpu/-mattr names: {err}", RuntimeWarning,
                       stacklevel=2)
         return
+    host = _llvm().get_process_triple()
+    if cpu == "native" and triple_arch(triple) != triple_arch(host):
+        raise ValueError(f"llvm target: -mcpu=native means this machine's CPU ({host}), not one "
+                         f"for -mtriple={triple}; name a CPU for it (e.g. -mcpu=generic)")
     if cpu not in (None, "", "native", "generic") and cpu not in table.cpus:
         raise ValueError(f"llvm target: -mcpu={cpu} is not a CPU LLVM knows for {triple} "
                          f"(target {table.target}){_close(cpu, table.cpus)}")
@@ -256,7 +259,7 @@ def _fatal_features(check: Callable[[str], None], names: list[str]) -> set[str]:
     """The names for which ``check`` ends the process (each tried in a forked child: LLVM's
     fatal errors end only that one, which reports how far it got through a pipe)."""
     bad: set[str] = set()
-    rest = list(names)
+    rest = list(names) if hasattr(os, "fork") else []  # without fork: not screened
     while rest:
         sys.stdout.flush()
         sys.stderr.flush()
