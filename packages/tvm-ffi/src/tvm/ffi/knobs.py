@@ -135,11 +135,11 @@ NUM_THREADS = declare_knob(
 CACHE_DIR = declare_knob(
     "TVM_CACHE_DIR", "path", None,
     "root of the compiled-kernel caches (default: $XDG_CACHE_HOME/tvm)",
-    "tvm-target-c, tvm-target-cuda")
+    "tvm-target-c, tvm-target-cuda, tvm-target-llvm")
 XDG_CACHE_HOME = declare_knob(
     "XDG_CACHE_HOME", "path", None,
     "the user cache directory holding tvm/ when TVM_CACHE_DIR is unset (default: ~/.cache)",
-    "tvm-target-c, tvm-target-cuda")
+    "tvm-target-c, tvm-target-cuda, tvm-target-llvm")
 C_KEEP_SOURCE = declare_knob(
     "TVM_C_KEEP_SOURCE", "bool", False,
     "keep each generated .c file beside its cached shared library", "tvm-target-c")
