@@ -80,6 +80,7 @@ def _llvm() -> object:
     return llvm
 
 
+@functools.lru_cache(maxsize=256)
 def check_triple(triple: str) -> str:
     """``triple`` when LLVM can generate code for it; a ValueError naming the part it does
     not recognise (arch, vendor, OS or environment) with close matches otherwise.  Returns
@@ -185,6 +186,11 @@ def _parse_help(text: str) -> tuple[list[str], list[str]]:
     return cpus, features
 
 
+@functools.lru_cache(maxsize=None)
+def _host_triple() -> str:
+    return _llvm().get_process_triple()
+
+
 def check_target_options(triple: str, cpu: str | None, mattr: Iterable[str]) -> None:
     """Raise a ValueError for an unknown triple part, ``-mcpu`` or ``-mattr`` feature (each
     with close matches); ``cpu`` None, ``""`` or ``native`` is not checked here.  Where no
@@ -195,7 +201,7 @@ def check_target_options(triple: str, cpu: str | None, mattr: Iterable[str]) -> 
         warnings.warn(f"llvm target: cannot check -mcpu/-mattr names: {err}", RuntimeWarning,
                       stacklevel=2)
         return
-    host = _llvm().get_process_triple()
+    host = _host_triple()
     if cpu == "native" and triple_arch(triple) != triple_arch(host):
         raise ValueError(f"llvm target: -mcpu=native means this machine's CPU ({host}), not one "
                          f"for -mtriple={triple}; name a CPU for it (e.g. -mcpu=generic)")
