@@ -23,8 +23,9 @@ from typing import Any
 
 __all__ = [
     "Knob", "declare_knob", "get_knob", "list_knobs", "cache_dir",
-    "DISABLE_PLUGINS", "TRACE_PLUGINS", "NUM_THREADS", "CACHE_DIR", "XDG_CACHE_HOME",
-    "C_KEEP_SOURCE", "CC", "CROSS_CC", "NVCC", "NVRTC", "CUDA_HOME", "CUDA_PATH", "OMP_WAIT_POLICY",
+    "DISABLE_PLUGINS", "TRACE_PLUGINS", "ALLOW_MISSING_CPU_FEATURES", "NUM_THREADS", "CACHE_DIR",
+    "XDG_CACHE_HOME", "C_KEEP_SOURCE", "CC", "CROSS_CC", "NVCC", "NVRTC", "CUDA_HOME", "CUDA_PATH",
+    "OMP_WAIT_POLICY",
     "SCHEDULE_RULES_STRICT",
 ]
 
@@ -135,11 +136,11 @@ NUM_THREADS = declare_knob(
 CACHE_DIR = declare_knob(
     "TVM_CACHE_DIR", "path", None,
     "root of the compiled-kernel caches (default: $XDG_CACHE_HOME/tvm)",
-    "tvm-runtime, tvm-target-c, tvm-target-cuda")
+    "tvm-runtime, tvm-target-c, tvm-target-cuda, tvm-target-llvm")
 XDG_CACHE_HOME = declare_knob(
     "XDG_CACHE_HOME", "path", None,
     "the user cache directory holding tvm/ when TVM_CACHE_DIR is unset (default: ~/.cache)",
-    "tvm-runtime, tvm-target-c, tvm-target-cuda")
+    "tvm-runtime, tvm-target-c, tvm-target-cuda, tvm-target-llvm")
 C_KEEP_SOURCE = declare_knob(
     "TVM_C_KEEP_SOURCE", "bool", False,
     "keep each generated .c file beside its cached shared library", "tvm-target-c")
@@ -168,6 +169,10 @@ OMP_WAIT_POLICY = declare_knob(
     "OMP_WAIT_POLICY", "str", None,
     "libgomp's wait policy; set to passive for the OpenMP runtime when unset",
     "tvm-target-llvm")
+ALLOW_MISSING_CPU_FEATURES = declare_knob(
+    "TVM_ALLOW_MISSING_CPU_FEATURES", "names", frozenset(),
+    "CPU features (comma-separated, * for all) a loaded module may use though the host lacks them",
+    "tvm-runtime")
 SCHEDULE_RULES_STRICT = declare_knob(
     "TVM_SCHEDULE_RULES_STRICT", "bool", False,
     "a failing default schedule rule raises instead of logging and skipping",

@@ -22,6 +22,7 @@ from .device import (
 from .error import (
     DeviceUnavailableError,
     FunctionNotFoundError,
+    HostMismatchError,
     KernelError,
     ModuleLoadError,
     TVMError,
@@ -68,6 +69,7 @@ __all__ = [
     "KernelError",
     "DeviceUnavailableError",
     "ModuleLoadError",
+    "HostMismatchError",
     "FunctionNotFoundError",
 ]
 

@@ -17,6 +17,7 @@ __all__ = [
     "KernelError",
     "DeviceUnavailableError",
     "ModuleLoadError",
+    "HostMismatchError",
     "FunctionNotFoundError",
     "TVMAPISetLastError",
     "set_last_error",
@@ -35,6 +36,10 @@ class DeviceUnavailableError(PluginError):
 
 class ModuleLoadError(TVMError, ValueError):
     """A file could not be loaded as a runtime module (unknown format, missing metadata)."""
+
+
+class HostMismatchError(ModuleLoadError):
+    """A module was built for another architecture or for CPU features this host lacks."""
 
 
 class FunctionNotFoundError(TVMError, AttributeError):

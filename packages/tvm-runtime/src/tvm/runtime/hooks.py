@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import sys
 import threading
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Callable
 
 import pluggy
@@ -38,8 +39,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from .module import Module
     from .runner import Runner
 
-__all__ = ["tvm_device_api", "tvm_runtime_module_loader", "tvm_runtime_runner", "plugin_manager",
-           "register_builtins"]
+__all__ = ["tvm_device_api", "tvm_runtime_module_loader", "tvm_runtime_runner",
+           "tvm_runtime_host_cpu_features", "plugin_manager", "register_builtins"]
 
 
 @hookspec(firstresult=True)
@@ -65,6 +66,13 @@ def tvm_runtime_runner(name: str, options: dict) -> Runner | None:
 
     Return ``None`` for runner names the plugin does not provide.
     """
+
+
+@hookspec(firstresult=True)
+def tvm_runtime_host_cpu_features() -> Mapping[str, bool] | None:
+    """Return the host CPU's features as ``{llvm feature name: present}`` (e.g. ``{"avx2":
+    True, "avx512f": False}``), or ``None`` to let another plugin (or ``/proc/cpuinfo``)
+    answer; :func:`tvm.runtime.host.host_mismatch` checks modules' ``features`` with it."""
 
 
 add_hookspecs(sys.modules[__name__])

@@ -14,12 +14,13 @@ import json
 import os
 import shutil
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from typing import Any
 
 from tvm.ffi.plugin import hookimpl
 
-from .error import FunctionNotFoundError, ModuleLoadError
+from .error import FunctionNotFoundError, HostMismatchError, ModuleLoadError
+from .host import file_arch, host_arch, host_mismatch
 from .packed_func import PackedCFunc, install_runtime_slots
 
 __all__ = [
@@ -181,6 +182,13 @@ class NativeModule(Module):
     Reads ``__tvm_module_meta`` (unless ``meta`` is given), fills the runtime slots and
     wraps each listed function as a :class:`PackedCFunc`.  ``keepalive`` is whatever owns
     the code (a ``CDLL``, a JIT engine); the module and its functions keep it alive.
+
+    Code this machine cannot run (metadata ``triple``/``features`` that
+    :func:`~tvm.runtime.host.host_mismatch` rejects) raises :class:`HostMismatchError`
+    here when ``host_check="load"`` (loaded files); with ``"call"`` (a JIT that also
+    builds for other CPUs, to export) the module loads and each function raises it when
+    called.  Either way none of that code ever runs.  ``allow_features`` are missing
+    features known not to matter (the JIT checked its code does not use them).
     """
 
     def __init__(
@@ -191,6 +199,8 @@ class NativeModule(Module):
         meta: dict[str, Any] | None = None,
         keepalive: Any = None,
         origin: str = "module",
+        host_check: str = "load",
+        allow_features: Collection[str] = (),
     ) -> None:
         super().__init__(type_key)
         self._lookup_symbol = lookup_symbol
@@ -200,6 +210,14 @@ class NativeModule(Module):
             meta = read_module_meta(lookup_symbol, origin)
         self.meta: dict[str, Any] = _validate_meta(meta, origin)
         self.target: str = str(self.meta.get("target", ""))
+        problem = host_mismatch(self.meta, allow_features)
+        self.host_problem: str | None = None
+        if host_check not in ("load", "call"):
+            raise ValueError(f"host_check must be 'load' or 'call', got {host_check!r}")
+        if problem is not None:
+            if host_check == "load":
+                raise HostMismatchError(f"{origin} cannot run on this machine: {problem}")
+            self.host_problem = f"{origin} cannot run on this machine: {problem}"
         self.slots = install_runtime_slots(lookup_symbol)
         for fmeta in self.meta["functions"]:
             symbol = fmeta.get("symbol") or fmeta["name"]
@@ -209,7 +227,10 @@ class NativeModule(Module):
                     f"{origin}: function {fmeta['name']!r} is listed in {META_SYMBOL} but its "
                     f"symbol {symbol!r} is missing"
                 )
-            self._functions[fmeta["name"]] = PackedCFunc(addr, fmeta, self)
+            if self.host_problem is None:
+                self._functions[fmeta["name"]] = PackedCFunc(addr, fmeta, self)
+            else:
+                self._functions[fmeta["name"]] = UnrunnableFunc(fmeta, self.host_problem)
         entry = self.meta.get("entry")
         if entry is not None:
             if entry not in self._functions:
@@ -221,6 +242,21 @@ class NativeModule(Module):
     def lookup_symbol(self, name: str) -> int | None:
         """The address of symbol ``name`` in the module's code, or ``None``."""
         return self._lookup_symbol(name) or None
+
+
+class UnrunnableFunc:
+    """A kernel this machine cannot run: calling it raises :class:`HostMismatchError`."""
+
+    def __init__(self, meta: dict[str, Any], problem: str) -> None:
+        self.meta = dict(meta)
+        self.name: str = str(meta["name"])
+        self.problem = problem
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise HostMismatchError(f"cannot call {self.name!r}: {self.problem}")
+
+    def __repr__(self) -> str:
+        return f"<UnrunnableFunc {self.name} ({self.problem})>"
 
 
 def read_module_meta(lookup_symbol: Callable[[str], int | None], origin: str = "module") -> dict:
@@ -267,9 +303,13 @@ def module_from_symbols(
     keepalive: Any = None,
     origin: str = "module",
     cls: type[NativeModule] = NativeModule,
+    host_check: str = "load",
+    allow_features: Collection[str] = (),
 ) -> NativeModule:
-    """Build a module of compiled kernels from a symbol lookup (shared by the .so loader and JITs)."""
-    return cls(lookup_symbol, type_key, meta=meta, keepalive=keepalive, origin=origin)
+    """Build a module of compiled kernels from a symbol lookup (shared by the .so loader and
+    JITs; ``host_check`` and ``allow_features`` as for :class:`NativeModule`)."""
+    return cls(lookup_symbol, type_key, meta=meta, keepalive=keepalive, origin=origin,
+               host_check=host_check, allow_features=allow_features)
 
 
 class SharedLibraryModule(NativeModule):
@@ -279,6 +319,13 @@ class SharedLibraryModule(NativeModule):
         path = os.fspath(path)
         if not os.path.exists(path):
             raise FileNotFoundError(f"load_module: no such file: {path!r}")
+        arch = file_arch(path)
+        if arch is not None and arch != host_arch():
+            raise HostMismatchError(
+                f"load_module: {path!r} is a shared library for {arch} and this machine is "
+                f"{host_arch()}; run it there (or under qemu-user), or rebuild it for this "
+                "machine"
+            )
         try:
             lib = ctypes.CDLL(os.path.abspath(path), mode=getattr(os, "RTLD_LOCAL", 0))
         except OSError as err:

@@ -70,7 +70,7 @@ def codegen_ir(mod: Any, target: Any = None, name: str = "tvm_module") -> tuple[
     with deep_recursion():  # a packed function nests a let/assert per argument field
         for fname, func in _packed(_functions(mod)):
             cg.add_function(func, fname)
-    return str(cg.finish(opts.target_str)), opts
+    return str(cg.finish(opts.target_str, opts.requirements)), opts
 
 
 def build(mod: Any, target: Any = None, name: str = "tvm_module") -> LLVMModule:

@@ -223,9 +223,12 @@ class CodeGenLLVM(ExprCodegen, StmtCodegen, IntrinsicCodegen, PackedCodegen, Out
                                          "params": packed_params(func)})
         return fn
 
-    def finish(self, target: str = "llvm") -> ir.Module:
-        """Add ``__tvm_module_meta`` and return the module."""
-        meta = {"version": 1, "target": target, "functions": self._meta_functions}
+    def finish(self, target: str = "llvm", requirements: dict[str, Any] | None = None
+               ) -> ir.Module:
+        """Add ``__tvm_module_meta`` (with ``requirements``: triple, cpu, features) and
+        return the module."""
+        meta = {"version": 1, "target": target, **(requirements or {}),
+                "functions": self._meta_functions}
         data = bytearray(json.dumps(meta).encode("utf-8")) + b"\0"
         ty = ir.ArrayType(I8, len(data))
         g = ir.GlobalVariable(self.module, ty, META_SYMBOL)

@@ -12,6 +12,14 @@ Target attributes (``llvm -mtriple=... -mcpu=... -mattr=+avx2,-fma -num-cores=4
               Linux distributions build for), so ``-mattr=+v`` means rv64gcv.
 ``mabi``      the calling-convention ABI (default for riscv64: ``lp64d``, the Linux one;
               ``lp64f``/``lp64`` when ``-d``/``-f`` remove the float registers).
+``mattr``     feature overrides appended after the CPU's (``+avx512f``, ``-fma``).
+
+Unknown triples, CPUs and features are refused when the Target is made, with close matches,
+and a CPU or feature set LLVM cannot make code for when the options are resolved (both
+through :mod:`.target_info`, which asks LLVM in a child process, so LLVM's fatal errors
+never end this one).  :attr:`LLVMTargetOptions.cpu_features` are the features the code may
+use; modules record them with the triple and CPU, and the runtime refuses to run them on a
+machine that lacks any (``tvm.runtime.host``).
 ``num-cores`` the number of tasks parallel loops are split into (unset: the runtime's
               thread count at run time).
 ``opt-level`` 0-3, the LLVM pipeline level (default 3).
@@ -36,6 +44,7 @@ from tvm.ffi.knobs import OMP_WAIT_POLICY
 from tvm.ir.target import Target
 
 from .host_cpu import host_cpu_features, host_cpu_name, host_triple, init_llvm
+from .target_info import subtarget_features
 
 __all__ = ["LLVMTargetOptions", "create_target_machine", "optimize_module", "load_libgomp",
            "THREADING_MODES"]
@@ -103,6 +112,8 @@ class LLVMTargetOptions:
     target_str: str = "llvm"
     threading: str = "pool"
     abi: str = ""
+    #: the CPU features the generated code may use (implied by ``cpu`` and ``features``)
+    cpu_features: tuple[str, ...] = ()
 
     @property
     def is_host(self) -> bool:
@@ -135,13 +146,11 @@ class LLVMTargetOptions:
             cpu = mcpu or "generic"
         if triple.startswith("riscv64"):
             features[:0] = [f for f in RISCV64_BASE_FEATURES if f not in mattr]
-        for attr in mattr:
-            attr = attr.strip()
-            if not attr:
-                continue
-            if attr[0] not in "+-":
-                raise ValueError(f"llvm target: -mattr entries look like +avx2 or -fma, got {attr!r}")
-            features.append(attr)
+        features += [a.strip() for a in mattr if a.strip()]  # names checked by the Target
+        if mcpu in (None, "", "native") and same_arch and not mattr:
+            enabled = sorted(f[1:] for f in features if f.startswith("+"))
+        else:  # a ValueError for a subtarget LLVM cannot make code for
+            enabled = sorted(subtarget_features(triple, cpu, ",".join(features)))
         opt = get("opt-level")
         opt_level = 3 if opt in (None, "") else int(opt)
         if not 0 <= opt_level <= 3:
@@ -155,7 +164,14 @@ class LLVMTargetOptions:
         is_elf = not any(k in triple for k in ("darwin", "macos", "ios", "windows", "wasm"))
         threading = _threading_mode(get("threading"), same_os, is_elf)
         abi = get("mabi") or _default_abi(triple, features)
-        return cls(triple, cpu, ",".join(features), opt_level, num_cores, text, threading, abi)
+        return cls(triple, cpu, ",".join(features), opt_level, num_cores, text, threading, abi,
+                   tuple(enabled))
+
+    @property
+    def requirements(self) -> dict[str, Any]:
+        """What code for these options needs of a machine: the ``triple``, ``cpu`` and
+        ``features`` entries of a module's metadata (``docs/abi.md``)."""
+        return {"triple": self.triple, "cpu": self.cpu, "features": list(self.cpu_features)}
 
 
 def _os_name(triple: str) -> str:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import dataclasses
 import functools
 import json
 import os
@@ -32,6 +33,7 @@ from typing import Any
 
 import llvmlite.binding as llvm
 from tvm.ffi import knobs
+from tvm.runtime.host import missing_features
 from tvm.runtime.module import META_SYMBOL, Module, NativeModule
 
 from .llvm_target import LLVMTargetOptions, create_target_machine, load_libgomp, optimize_module
@@ -213,9 +215,25 @@ class LLVMModule(NativeModule):
             def lookup(symbol: str) -> int | None:
                 return engine.get_global_value_address(symbol) or None
 
-            super().__init__(lookup, "llvm", keepalive=engine, origin=f"llvm module {name!r}")
+            # built for a CPU this one is not (to export): loads, but its functions refuse
+            super().__init__(lookup, "llvm", keepalive=engine, origin=f"llvm module {name!r}",
+                             host_check="call", allow_features=self._unused_missing())
         self._sources["ll"] = self._ir
         self._sources["ll-raw"] = self._raw_ir
+
+    def _unused_missing(self) -> list[str]:
+        """The features this host lacks that the code is compiled for but does not use
+        (``-mcpu=znver3`` implies ``clzero`` on an Intel host): the machine code without
+        them is the same."""
+        missing = missing_features(self.options.requirements)
+        if not missing:
+            return []
+        without = dataclasses.replace(
+            self.options, features=",".join(filter(None, [self.options.features,
+                                                          *(f"-{f}" for f in missing)])))
+        same = create_target_machine(without).emit_assembly(llvm.parse_assembly(self._ir)) == \
+            create_target_machine(self.options).emit_assembly(llvm.parse_assembly(self._ir))
+        return missing if same else []
 
     def get_source(self, fmt: str = "") -> str:
         """``"ll"`` (default), ``"ll-raw"`` or ``"asm"``."""

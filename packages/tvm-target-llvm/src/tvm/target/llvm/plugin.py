@@ -4,10 +4,12 @@ Registers the ``llvm`` target kind (CPU, device type 1; a host JIT, capability
 ``host-jit``, so the core compiles constant folding and weight prepacking with it), with
 its named targets (``tvm_register_target_tags``: boards and x86 generations, :mod:`.tags`),
 its lowering passes (:data:`LOWERING_PASSES`, run at the end of ``tvm.tir.build``'s default
-pipeline), answers ``tvm_tir_codegen`` for it, contributes the default CPU schedule rules
-(``tvm_tir_schedule_rules``) and schedules unscheduled PrimFuncs with them
-(``tvm_tir_default_schedule``, :mod:`tvm.target.llvm.schedule_rules`), and provides the
-``qemu`` runner (``tvm_runtime_runner``, :mod:`tvm.target.llvm.qemu`) that executes
+pipeline) and a check of its ``-mtriple``/``-mcpu``/``-mattr`` names when a Target is made
+(:mod:`.target_info`), answers ``tvm_tir_codegen`` for it, contributes the default CPU
+schedule rules (``tvm_tir_schedule_rules``) and schedules unscheduled PrimFuncs with them
+(``tvm_tir_default_schedule``, :mod:`tvm.target.llvm.schedule_rules`); on the run side it
+tells tvm-runtime the host CPU's features (``tvm_runtime_host_cpu_features``) and provides
+the ``qemu`` runner (``tvm_runtime_runner``, :mod:`tvm.target.llvm.qemu`) that executes
 cross-compiled kernels under qemu-user.
 Importing this module stays cheap: LLVM is initialised only when code is generated.
 Hooks receive a :class:`tvm.ir.target.Target`.
@@ -24,9 +26,9 @@ if TYPE_CHECKING:
     from tvm.ir.target import Target
 
 __all__ = [
-    "tvm_register_target_kinds", "tvm_register_target_tags", "tvm_tir_codegen",
-    "tvm_tir_default_schedule", "tvm_tir_schedule_rules", "tvm_runtime_runner",
-    "LLVM_TARGET_ATTRS", "LOWERING_PASSES",
+    "tvm_register_target_kinds", "tvm_register_target_tags", "tvm_runtime_host_cpu_features",
+    "tvm_tir_codegen", "tvm_tir_default_schedule", "tvm_tir_schedule_rules",
+    "tvm_runtime_runner", "LLVM_TARGET_ATTRS", "LOWERING_PASSES",
 ]
 
 #: attribute -> (type, default) of the llvm target kind
@@ -58,6 +60,18 @@ LOWERING_PASSES: dict[str, Callable[[], Any]] = {
 }
 
 
+def _check_attrs(attrs: dict[str, Any]) -> dict[str, Any]:
+    """A Target's attributes, unchanged, once LLVM knows its -mtriple, -mcpu and -mattr
+    names (ValueError with close matches otherwise; see :mod:`.target_info`)."""
+    if attrs.get("mtriple") or attrs.get("mcpu") not in (None, "", "native") or attrs.get("mattr"):
+        from .host_cpu import host_triple
+        from .target_info import check_target_options
+
+        check_target_options(attrs.get("mtriple") or host_triple(), attrs.get("mcpu"),
+                             attrs.get("mattr") or ())
+    return attrs
+
+
 def _kind() -> Any:
     from tvm.ir.target import HOST_JIT, TargetKind
 
@@ -69,6 +83,7 @@ def _kind() -> Any:
         package="tvm-target-llvm",
         capabilities=(HOST_JIT,),
         lowering_passes=LOWERING_PASSES,
+        canonicalize=_check_attrs,
         doc=("CPU code through LLVM (llvmlite): -mcpu, -mtriple, -mattr, -mabi, -num-cores, "
              "-opt-level, "
              "-threading=omp|pool (parallel loops through libgomp's GOMP_parallel, the default "
@@ -89,6 +104,15 @@ def tvm_register_target_tags(register: Callable[[Any], None]) -> None:
 
     for tag in tags():
         register(tag)
+
+
+@hookimpl
+def tvm_runtime_host_cpu_features() -> dict[str, bool] | None:
+    """The host CPU's features as LLVM names them (the names llvm modules record)."""
+    from .host_cpu import host_cpu_features
+
+    found = {f[1:]: f[0] == "+" for f in host_cpu_features() if f[:1] in "+-"}
+    return found or None
 
 
 @hookimpl

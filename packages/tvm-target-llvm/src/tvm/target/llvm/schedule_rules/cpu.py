@@ -5,7 +5,8 @@ units, cache sizes, cores.
 ``-mcpu``, ``-mattr``, ``-num-cores``) through the same feature resolution the code
 generator uses, so the schedule matches the code LLVM emits.  The host CPU (``-mcpu``
 unset or ``native`` on the running architecture) is described by what the machine
-reports (LLVM's host features, the cache sizes in sysfs); a named CPU by the table below,
+reports (LLVM's host features, the cache sizes in sysfs); a named CPU by the features LLVM
+says it has (``LLVMTargetOptions.cpu_features``) and the cache table below,
 so a cross target (``-mtriple=aarch64-linux-gnu -mcpu=cortex-a76``) or the other ISA of
 this machine (``-mcpu=haswell`` on an AVX-512 host) gets rules for *its* registers and
 caches, not the host's.
@@ -62,16 +63,6 @@ class CPUInfo:
         return max(1, self.fma_units * self.fma_latency)
 
 
-# Features implied by ``-mcpu`` names (LLVM derives them itself; the rules need them too).
-_AVX512_CPUS = ("skylake-avx512", "cascadelake", "cooperlake", "cannonlake", "icelake",
-                "tigerlake", "sapphirerapids", "emeraldrapids", "graniterapids", "rocketlake",
-                "diamondrapids", "znver4", "znver5", "x86-64-v4")
-_AVX2_CPUS = ("haswell", "broadwell", "skylake", "alderlake", "raptorlake", "meteorlake",
-              "arrowlake", "lunarlake", "gracemont", "sierraforest", "grandridge",
-              "znver1", "znver2", "znver3", "x86-64-v3", "core-avx2")
-_AVX_CPUS = ("sandybridge", "ivybridge", "corei7-avx", "core-avx-i", "bdver1", "bdver2",
-             "bdver3", "bdver4", "btver2")
-
 #: Per-core L1 data / L2 sizes (KiB) by ``-mcpu`` prefix, longest prefix first.  Shared L2
 #: clusters (Cortex-A53/A55 parts, SiFive U74) count a core's share.
 CACHES: dict[str, tuple[int, int]] = {
@@ -110,17 +101,10 @@ def _by_prefix(table: dict[str, Any], cpu: str) -> Any:
     return None
 
 
-def _features(cpu: str, text: str) -> set[str]:
-    """Enabled features: those implied by the CPU name, then ``+f``/``-f`` in order."""
-    feats: set[str] = set()
-    if cpu.startswith(_AVX512_CPUS):
-        feats |= {"avx512f", "avx2", "avx", "fma"}
-    elif cpu.startswith(_AVX2_CPUS):
-        feats |= {"avx2", "avx", "fma"}
-    elif cpu.startswith(_AVX_CPUS):
-        feats |= {"avx"}
-    if cpu.startswith(("cortex-", "neoverse-", "apple-")):
-        feats |= {"neon"}
+def _features(implied: tuple[str, ...], text: str) -> set[str]:
+    """Enabled features: those LLVM says the CPU and ``-mattr`` imply, then the explicit
+    ``+f``/``-f`` in order (LLVM's answer leaves out a few it cannot probe, ``+zvl256b``)."""
+    feats = set(implied)
     for f in text.split(","):
         f = f.strip()
         if f.startswith("+"):
@@ -181,9 +165,9 @@ def _isa_name(arch: str, feats: set[str], vbytes: int) -> str:
 
 
 @functools.lru_cache(maxsize=64)
-def _info_from(triple: str, cpu: str, features: str, num_cores: int, host: bool,
-               same_arch: bool) -> CPUInfo:
-    feats = _features(cpu, features)
+def _info_from(triple: str, cpu: str, implied: tuple[str, ...], features: str, num_cores: int,
+               host: bool, same_arch: bool) -> CPUInfo:
+    feats = _features(implied, features)
     arch = triple.split("-")[0]
     fma_units, fma_latency = _by_prefix(_FMA, cpu) or (2, 4)
     if arch in ("x86_64", "i686", "i386", "amd64"):
@@ -234,4 +218,5 @@ def cpu_info(target: Any = None) -> CPUInfo:
     same_arch = opts.triple.split("-")[0] == host_triple().split("-")[0]
     # the machine's own caches only for the machine's own CPU
     host = same_arch and (mcpu in (None, "", "native") or mcpu == host_cpu_name())
-    return _info_from(opts.triple, opts.cpu, opts.features, opts.num_cores, host, same_arch)
+    return _info_from(opts.triple, opts.cpu, tuple(opts.cpu_features), opts.features,
+                      opts.num_cores, host, same_arch)
