@@ -148,11 +148,11 @@ def test_an_explicit_compiler_that_does_not_exist_is_refused(tmp_path):
 
 
 def test_loading_a_foreign_library_here_says_what_it_is(tmp_path):
-    from tvm.runtime import ModuleLoadError, load_module
+    from tvm.runtime import HostMismatchError, load_module
 
     not_host("riscv64")
     need_cross_cc("riscv64")
     lib = tmp_path / "saxpy_rv.so"
     build(_saxpy(), RISCV64).export_library(lib)
-    with pytest.raises(ModuleLoadError, match="built for riscv64.*qemu-user"):
+    with pytest.raises(HostMismatchError, match="library for riscv64.*qemu-user"):
         load_module(lib)

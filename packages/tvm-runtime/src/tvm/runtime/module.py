@@ -331,7 +331,6 @@ class SharedLibraryModule(NativeModule):
         except OSError as err:
             raise ModuleLoadError(
                 f"load_module: cannot load {path!r} as a shared library: {err}"
-                f"{_foreign_elf_hint(path)}"
             ) from err
         self.path = path
         self._lib = lib
@@ -352,32 +351,6 @@ class SharedLibraryModule(NativeModule):
             )
         if os.path.abspath(os.fspath(path)) != os.path.abspath(self.path):
             shutil.copyfile(self.path, path)
-
-
-#: ELF e_machine -> the architecture names ``platform.machine()`` gives for it
-_ELF_MACHINES = {62: ("x86_64", "amd64"), 183: ("aarch64", "arm64"), 243: ("riscv64",),
-                 40: ("armv7l", "armv6l", "arm"), 3: ("i386", "i686", "x86")}
-
-
-def _foreign_elf_hint(path: str) -> str:
-    """Why a shared library does not load when it is an ELF for another architecture (the
-    loader then says only "cannot open shared object file"), else ""."""
-    import platform
-
-    try:
-        with open(path, "rb") as f:
-            head = f.read(20)
-    except OSError:
-        return ""
-    if len(head) < 20 or head[:4] != b"\x7fELF":
-        return ""
-    machine = int.from_bytes(head[18:20], "little" if head[5] == 1 else "big")
-    names = _ELF_MACHINES.get(machine)
-    here = platform.machine().lower()
-    if names is None or here in names:
-        return ""
-    return (f" (it is built for {names[0]}, this machine is {here}: run it on a "
-            f"{names[0]} machine or under qemu-user)")
 
 
 # ---------------------------------------------------------------------- loaders
