@@ -27,10 +27,9 @@ import pytest
 
 pytest.importorskip("tvm.target.llvm")
 
-from tvm import ir, relax  # noqa: E402
+from tvm import relax  # noqa: E402
 from tvm.runtime.runner import RemoteModule, RunnerUnavailableError, create_runner  # noqa: E402
 from tvm.runtime.vm import Executable, VirtualMachine  # noqa: E402
-from tvm.script import relax as R  # noqa: E402
 
 import tvm.runtime  # noqa: E402
 
@@ -67,22 +66,10 @@ def _mobilenet():
     return from_onnx(model), [models.image_input(1, 32)["input"]]
 
 
-@R.function
-def walkthrough(x: R.Tensor((128, 256), "float32"), w: R.Tensor((256, 512), "float32"),
-                b: R.Tensor((512,), "float32")) -> R.Tensor((128, 512), "float32"):
-    """The model of tests/test_relax_vm_walkthrough.py."""
-    with R.dataflow():
-        lv = R.matmul(x, w)
-        gv = R.add(lv, b)
-        R.output(gv)
-    return gv
-
-
 def _walkthrough():
-    rng = np.random.default_rng(0)
-    return ir.IRModule({"main": walkthrough}), [rng.standard_normal((128, 256), dtype="float32"),
-                         rng.standard_normal((256, 512), dtype="float32"),
-                         rng.standard_normal(512, dtype="float32")]
+    from walkthrough_model import Walkthrough, walkthrough_inputs
+
+    return Walkthrough, walkthrough_inputs()
 
 
 MODELS = {"walkthrough": _walkthrough, "mobilenet_v2": _mobilenet}

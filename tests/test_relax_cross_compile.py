@@ -27,24 +27,13 @@ from tvm.script import relax as R  # noqa: E402
 
 import tvm.runtime  # noqa: E402
 from tvm.target.llvm.host_cpu import host_triple  # noqa: E402
+from walkthrough_model import Walkthrough  # noqa: E402
 
 TARGETS = {
     "aarch64": "llvm -mtriple=aarch64-linux-gnu -mattr=+neon",
     "riscv64": "llvm -mtriple=riscv64-linux-gnu -mattr=+v",
 }
 EM = {"aarch64": 183, "riscv64": 243}
-
-
-@I.ir_module
-class Walkthrough:
-    @R.function
-    def main(x: R.Tensor((128, 256), "float32"), w: R.Tensor((256, 512), "float32"),
-             b: R.Tensor((512,), "float32")) -> R.Tensor((128, 512), "float32"):
-        with R.dataflow():
-            lv = R.matmul(x, w)
-            gv = R.add(lv, b)
-            R.output(gv)
-        return gv
 
 
 def _cross_cc(arch: str) -> str:

@@ -36,19 +36,7 @@ def _cnn():
 
 
 def _walkthrough():
-    from tvm.script import ir as I
-    from tvm.script import relax as R
-
-    @I.ir_module
-    class Walkthrough:
-        @R.function
-        def main(x: R.Tensor((128, 256), "float32"), w: R.Tensor((256, 512), "float32"),
-                 b: R.Tensor((512,), "float32")) -> R.Tensor((128, 512), "float32"):
-            with R.dataflow():
-                lv = R.matmul(x, w)
-                gv = R.add(lv, b)
-                R.output(gv)
-            return gv
+    from walkthrough_model import Walkthrough
 
     return Walkthrough
 

@@ -9,23 +9,10 @@ import pytest
 pytest.importorskip("tvm.target.llvm")
 
 from tvm import relax  # noqa: E402
-from tvm.script import ir as I  # noqa: E402
-from tvm.script import relax as R  # noqa: E402
 
 import tvm.runtime  # noqa: E402
 from tvm.runtime.vm import Executable, VirtualMachine, VMError  # noqa: E402
-
-
-@I.ir_module
-class Walkthrough:
-    @R.function
-    def main(x: R.Tensor((128, 256), "float32"), w: R.Tensor((256, 512), "float32"),
-             b: R.Tensor((512,), "float32")) -> R.Tensor((128, 512), "float32"):
-        with R.dataflow():
-            lv = R.matmul(x, w)
-            gv = R.add(lv, b)
-            R.output(gv)
-        return gv
+from walkthrough_model import Walkthrough  # noqa: E402
 
 
 @pytest.fixture(scope="module")
