@@ -3,6 +3,7 @@ onnxruntime (1 and 2 intra-op threads) and torch when importable, plus our compi
 
     python benchmarks/models.py                          # all models, full size
     python benchmarks/models.py --models resnet18 --threads 1,2 --repeats 20
+    python benchmarks/models.py --mcpu=haswell           # the AVX2 code path, AVX2 peers
 
 Models (float32, seeded random weights, built with onnx.helper in tests/onnx/models.py):
 
@@ -11,8 +12,12 @@ Models (float32, seeded random weights, built with onnx.helper in tests/onnx/mod
     bert          BERT-base-like small config: 4 layers, hidden 512, 8 heads, FFN 2048,
                   batch 1, sequence 128 (symbolic batch/sequence in the compiled program)
 
-"ours" times ``vm.time_evaluator`` after warm-up, with ``tvm.runtime.set_num_threads(n)``;
-onnxruntime uses ``SessionOptions.intra_op_num_threads = n`` (inter-op 1, all graph
+"ours" is ``relax.build(mod, target)`` for the host CPU (``llvm -mcpu=<host>
+-num-cores=N``) or, with ``--mcpu``/``--mattr``, for ``llvm -mcpu=X -mattr=Y
+-num-cores=N``, timed with ``vm.time_evaluator`` after warm-up and
+``tvm.runtime.set_num_threads(n)``.  For a chosen CPU torch runs the same ISA
+(``ATEN_CPU_CAPABILITY``, oneDNN and MKL switches, see ``target_isa.py``); onnxruntime has
+no ISA switch and always runs the host's, which the table says.  onnxruntime uses ``SessionOptions.intra_op_num_threads = n`` (inter-op 1, all graph
 optimisations); torch (``torch.set_num_threads``, eager, inference mode) runs the same
 ONNX graph and weights op by op with torch operators (``torch_peer.py``), so all three
 columns compute the same network.  Compile time is ``relax.build`` wall time
@@ -71,18 +76,16 @@ def _time(fn: Callable[[], Any], repeats: int, warmup: int = 3) -> dict[str, flo
 
 
 def bench_ours(model: Any, feeds: dict[str, np.ndarray], threads: list[int], repeats: int,
-               reference: np.ndarray) -> dict[str, Any]:
+               reference: np.ndarray, target: str) -> dict[str, Any]:
     import tvm.runtime
-    from node_suite import ensure_llvm
     from tvm import relax
     from tvm.relax.frontend.onnx import from_onnx
 
-    ensure_llvm()
     t = time.perf_counter()
     mod = from_onnx(model)
     import_s = time.perf_counter() - t
     t = time.perf_counter()
-    ex = relax.build(mod, target="llvm")
+    ex = relax.build(mod, target=target)
     compile_s = time.perf_counter() - t
     vm = relax.VirtualMachine(ex, tvm.runtime.cpu())
     args = list(feeds.values())
@@ -112,7 +115,10 @@ def bench_ort(model: Any, feeds: dict[str, np.ndarray], threads: list[int],
                                     providers=["CPUExecutionProvider"])
         ref = sess.run(None, feeds)[0]
         rows[str(n)] = _time(lambda s=sess: s.run(None, feeds), repeats)
-    return {"version": ort.__version__, "threads": rows}, ref
+    from target_isa import ORT_NOTE, host_label
+
+    return {"version": ort.__version__, "isa": f"{host_label()}, {ORT_NOTE}",
+            "threads": rows}, ref
 
 
 def bench_torch(model: Any, feeds: dict[str, np.ndarray], threads: list[int], repeats: int,
@@ -122,6 +128,7 @@ def bench_torch(model: Any, feeds: dict[str, np.ndarray], threads: list[int], re
         import torch
     except ImportError:
         return None
+    from target_isa import torch_label
     from torch_peer import TorchGraph
 
     net = TorchGraph(model)
@@ -132,14 +139,24 @@ def bench_torch(model: Any, feeds: dict[str, np.ndarray], threads: list[int], re
         for n in threads:
             torch.set_num_threads(n)
             rows[str(n)] = _time(lambda: net(feeds), repeats)
-    return {"version": torch.__version__, "max_rel_err": err, "threads": rows}
+    return {"version": torch.__version__, "isa": torch_label(), "max_rel_err": err,
+            "threads": rows}
 
 
-def run(names: list[str], threads: list[int], repeats: int) -> dict[str, Any]:
+def run(names: list[str], threads: list[int], repeats: int, mcpu: Optional[str] = None,
+        mattr: Optional[str] = None) -> dict[str, Any]:
+    from node_suite import ensure_llvm
+    from target_isa import apply_peer_env, chosen, isa_label, isa_level, ours_target
+
+    ensure_llvm()
+    target = ours_target(mcpu, mattr)
+    # before torch is imported: it reads its ISA switches once
+    apply_peer_env(isa_level(target) if chosen(mcpu, mattr) else None)
     out: dict[str, Any] = {
         "date": _dt.datetime.now().isoformat(timespec="seconds"),
         "machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
                     "loadavg_before": os.getloadavg()},
+        "target": target, "isa": {"ours": isa_label(mcpu, mattr)},
         "models": {},
     }
     for name in names:
@@ -147,10 +164,13 @@ def run(names: list[str], threads: list[int], repeats: int) -> dict[str, Any]:
         print(f"[{name}] onnxruntime ...", flush=True)
         ort_res, ref = bench_ort(model, feeds, threads, repeats)
         print(f"[{name}] ours (compile + run) ...", flush=True)
-        ours = bench_ours(model, feeds, threads, repeats, ref)
+        ours = bench_ours(model, feeds, threads, repeats, ref, target)
         print(f"[{name}] torch ...", flush=True)
         torch_res = bench_torch(model, feeds, threads, repeats, ref)
         out["models"][name] = {"ours": ours, "onnxruntime": ort_res, "torch": torch_res}
+        for peer, res in (("onnxruntime", ort_res), ("torch", torch_res)):
+            if res and res.get("isa"):
+                out["isa"].setdefault(peer, res["isa"])
         print(json.dumps(out["models"][name], indent=1), flush=True)
     out["machine"]["loadavg_after"] = os.getloadavg()
     return out
@@ -162,6 +182,9 @@ def markdown(res: dict[str, Any], threads: list[int]) -> str:
         f"load {res['machine']['loadavg_before'][0]:.2f} before / "
         f"{res['machine']['loadavg_after'][0]:.2f} after). Median latency in ms "
         "(min in parentheses); ratio = ours / onnxruntime at the same thread count.",
+        "",
+        f"Ours: {res.get('target', '?')}. ISA measured: "
+        + "; ".join(f"{k} {v}" for k, v in res.get("isa", {}).items()) + ".",
         "",
         "| model | threads | ours | onnxruntime | torch | ours / ort | ours / ort (min) "
         "| ours / torch | ours compile (s) |",
@@ -194,15 +217,22 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--models", default="resnet18,mobilenet_v2,bert")
     parser.add_argument("--threads", default="1,2")
     parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--mcpu", default=None,
+                        help="compile ours for this CPU (haswell, znver3 ...) and run torch "
+                             "at its ISA (default: the host CPU)")
+    parser.add_argument("--mattr", default=None,
+                        help="LLVM feature overrides for ours, e.g. --mattr=-avx512f")
+    parser.add_argument("--out", default=str(RESULTS))
     args = parser.parse_args(argv)
     threads = [int(t) for t in args.threads.split(",")]
-    res = run(args.models.split(","), threads, args.repeats)
-    RESULTS.mkdir(parents=True, exist_ok=True)
+    res = run(args.models.split(","), threads, args.repeats, args.mcpu, args.mattr)
+    out_dir = Path(args.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
     stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     md = markdown(res, threads)
     for stem in (f"models-{stamp}", "models-latest"):
-        (RESULTS / f"{stem}.json").write_text(json.dumps(res, indent=1))
-        (RESULTS / f"{stem}.md").write_text(md)
+        (out_dir / f"{stem}.json").write_text(json.dumps(res, indent=1))
+        (out_dir / f"{stem}.md").write_text(md)
     print(md)
     return 0
 
