@@ -96,9 +96,11 @@ def isa_label(mcpu: Optional[str], mattr: Optional[str]) -> str:
     """The ISA our code is built for, e.g. ``AVX2+FMA (haswell)`` or the host's label."""
     if not chosen(mcpu, mattr):
         return host_label()
+    from tvm.target.llvm.host_cpu import host_cpu_name
+
     level = isa_level(ours_target(mcpu, mattr))
-    what = ", ".join(p for p in ((mcpu if mcpu and mcpu != "native" else None),
-                                 (f"-mattr={mattr}" if mattr else None)) if p)
+    cpu = mcpu if mcpu and mcpu != "native" else f"host: {host_cpu_name()}"
+    what = ", ".join(p for p in (cpu, (f"-mattr={mattr}" if mattr else None)) if p)
     return f"{NAMES.get(level or '', 'native')} ({what})"
 
 
