@@ -70,3 +70,20 @@ def test_kernels_cli_measures_the_chosen_isa(tmp_path):
     assert meta["mcpu"] == "haswell"
     assert meta["isa"]["ours"] == "AVX2+FMA (haswell)"
     assert "Haswell" in meta["isa"]["numpy"]
+
+
+def test_profile_model_counts_multiply_adds_of_contractions_only():
+    pytest.importorskip("tvm.relax")
+    import profile_model
+    from tvm import te, tir
+
+    n = tir.Var("seq", "int64")
+    A = te.placeholder((n, 8), name="A")
+    B = te.placeholder((8, 4), name="B")
+    k = te.reduce_axis((0, 8), name="k")
+    C = te.compute((n, 4), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+    r = te.reduce_axis((0, 4), name="r")
+    M = te.compute((n,), lambda i: te.max(C[i, r], axis=r), name="M")
+    func = te.create_prim_func([A, B, M])
+    assert profile_model.flops(func) == 2 * profile_model.SYMBOLS["seq"] * 4 * 8
+    assert profile_model.signature(func) == "seqx8 8x4 seq"
