@@ -2,6 +2,7 @@
 
     python benchmarks/kernels.py                       # all kernels, 1 and all threads
     python benchmarks/kernels.py --kernels K1,K2 --threads 1,2 --repeats 30
+    python benchmarks/kernels.py --mcpu=haswell        # the AVX2 code path, AVX2 peers
 
 Kernels (float32):
 
@@ -11,16 +12,20 @@ Kernels (float32):
     K4  depthwise conv2d NCHW 1x128x56x56, 3x3, padding 1
     K5  softmax over the last axis of 512x1024 (reported in GB/s: read + write)
 
-"ours" is ``tir.build(func, "llvm")`` of the te definition with the default CPU schedules
-(tvm.target.llvm.schedule_rules) for the host CPU; the thread count is set with
-``tvm.runtime.set_num_threads``.  Peers: numpy (OpenBLAS; threads through threadpoolctl when
+"ours" is ``tir.build(func, target)`` of the te definition with the default CPU schedules
+(tvm.target.llvm.schedule_rules), for the host CPU (``llvm -mcpu=<host> -num-cores=N``)
+or, with ``--mcpu``/``--mattr``, for ``llvm -mcpu=X -mattr=Y -num-cores=N``; the thread
+count is set with ``tvm.runtime.set_num_threads``.  For a chosen CPU the peers run the
+same ISA (``target_isa.py``: ``OPENBLAS_CORETYPE``, ``ATEN_CPU_CAPABILITY``, oneDNN and
+MKL switches); the table names the ISA each column measured.  Peers: numpy (OpenBLAS; threads through threadpoolctl when
 installed, else ``OPENBLAS_NUM_THREADS``) and torch (``torch.set_num_threads``) when
 importable.  Where numpy has no natural kernel it runs an equivalent (im2col + matmul for
 K2, nine shifted multiply-adds for K4).
 
-Each implementation runs in its own subprocess (the peers one per thread count), numpy's
-with ``OPENBLAS_CORETYPE`` and ``OPENBLAS_L2_SIZE`` removed from the environment (they pin
-an older kernel).  Ours measures its thread counts interleaved, call by call, in one
+Each implementation runs in its own subprocess (the peers one per thread count); on the
+host ISA numpy's runs with ``OPENBLAS_CORETYPE`` and ``OPENBLAS_L2_SIZE`` removed from the
+environment (they pin an older kernel), for a chosen CPU with ``OPENBLAS_CORETYPE`` set to
+the matching OpenBLAS kernel.  Ours measures its thread counts interleaved, call by call, in one
 process, so the speedup is not skewed by a change of machine load between runs.  Times are
 the minimum and median of ``--repeats`` runs after warm-up; the machine load
 (``os.getloadavg``) is recorded before and after.  Results go to
@@ -46,7 +51,6 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = Path(__file__).resolve().parent / "results"
 SRC_DIRS = ["tvm-ffi", "tvm-ir", "tvm-tir", "tvm-runtime", "tvm-target-llvm"]
-OPENBLAS_PINS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 
 KERNELS: dict[str, dict[str, Any]] = {
     "K1": {"desc": "matmul 1024x1024x1024", "flops": 2 * 1024 ** 3},
@@ -172,25 +176,33 @@ def measure_interleaved(fn: Callable[[], Any], setters: list[Callable[[], None]]
     return out
 
 
-def run_ours(kernels: list[str], threads: list[int], repeats: int) -> dict[str, Any]:
-    """Our kernels, every thread count measured interleaved in this one process."""
-    from tvm import tir
+def _register_llvm() -> None:
     from tvm.ffi.plugin import get_plugin_info, register_plugin
-    from tvm.runtime import set_num_threads
 
     if get_plugin_info("llvm") is None:  # a source checkout: register the plugin by hand
         import tvm.target.llvm.plugin as plugin
 
         register_plugin(plugin, "llvm", distribution="tvm-target-llvm")
-    from tvm.target.llvm import host_target_string
 
+
+def run_ours(kernels: list[str], threads: list[int], repeats: int,
+             mcpu: Optional[str] = None, mattr: Optional[str] = None) -> dict[str, Any]:
+    """Our kernels, every thread count measured interleaved in this one process."""
+    from target_isa import isa_label, ours_target
+    from tvm import tir
+    from tvm.runtime import set_num_threads
+
+    _register_llvm()
+    target = ours_target(mcpu, mattr)
     funcs = _ours_funcs()
-    out: dict[str, Any] = {str(t): {"info": {"target": host_target_string()}}
-                           for t in threads}
+    from target_isa import isa_level
+
+    info = {"target": target, "isa": isa_label(mcpu, mattr), "level": isa_level(target)}
+    out: dict[str, Any] = {str(t): {"info": info} for t in threads}
     setters = [lambda t=t: set_num_threads(t) for t in threads]
     for k in kernels:
         t0 = time.perf_counter()
-        mod = tir.build(funcs[k](), target="llvm")
+        mod = tir.build(funcs[k](), target=target)
         build_s = time.perf_counter() - t0
         args = [*make_inputs(k), np.zeros(output_shape(k), "float32")]
         f = mod["main"]
@@ -236,6 +248,8 @@ def numpy_fns(k: str, args: list[np.ndarray]) -> Callable[[], Any]:
 
 
 def run_numpy(kernels: list[str], threads: int, repeats: int) -> dict[str, Any]:
+    from target_isa import openblas_label
+
     info: dict[str, Any] = {"numpy": np.__version__}
     limiter = None
     try:
@@ -249,6 +263,7 @@ def run_numpy(kernels: list[str], threads: int, repeats: int) -> dict[str, Any]:
     except ImportError:
         info["threads_via"] = "OPENBLAS_NUM_THREADS"
         info["blas"] = "unknown (install threadpoolctl to see the OpenBLAS kernel)"
+    info["isa"] = openblas_label(info["blas"])
     out: dict[str, Any] = {"info": info}
     try:
         for k in kernels:
@@ -269,9 +284,11 @@ def run_torch(kernels: list[str], threads: int, repeats: int) -> dict[str, Any]:
     import torch
     import torch.nn.functional as F
 
+    from target_isa import torch_label
+
     torch.set_num_threads(threads)
     out: dict[str, Any] = {"info": {"torch": torch.__version__,
-                                    "threads": torch.get_num_threads()}}
+                                    "threads": torch.get_num_threads(), "isa": torch_label()}}
     for k in kernels:
         args = [torch.from_numpy(a) for a in make_inputs(k)]
         fn = {
@@ -309,26 +326,33 @@ def _check(k: str, args: list[np.ndarray], got: np.ndarray) -> bool:
 
 
 # -- driver ----------------------------------------------------------------------------------
-def _child_env(impl: str, threads: int) -> dict[str, str]:
+def _child_env(impl: str, threads: int, level: Optional[str] = None) -> dict[str, str]:
+    """The environment of a worker: sources on the path, its thread count, and for a
+    peer the ISA switches of ``level`` (None: the host ISA, every pin removed)."""
+    from target_isa import peer_env
+
     env = dict(os.environ)
     paths = [str(ROOT / "packages" / d / "src") for d in SRC_DIRS]
     env["PYTHONPATH"] = os.pathsep.join(paths + [env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     env["TVM_NUM_THREADS"] = str(threads)
     env["OMP_NUM_THREADS"] = str(threads)
+    if impl != "ours":
+        env = peer_env(env, level)
     if impl == "numpy":
-        for var in OPENBLAS_PINS:
-            env.pop(var, None)
         env["OPENBLAS_NUM_THREADS"] = str(threads)
     return env
 
 
-def run_child(impl: str, kernels: list[str], threads: list[int], repeats: int
-              ) -> Optional[dict]:
+def run_child(impl: str, kernels: list[str], threads: list[int], repeats: int,
+              mcpu: Optional[str] = None, mattr: Optional[str] = None,
+              level: Optional[str] = None) -> Optional[dict]:
     cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", impl,
            "--kernels", ",".join(kernels), "--threads", ",".join(map(str, threads)),
            "--repeats", str(repeats)]
+    cmd += [f"--mcpu={mcpu}"] if mcpu else []
+    cmd += [f"--mattr={mattr}"] if mattr else []
     proc = subprocess.run(cmd, capture_output=True, text=True,
-                          env=_child_env(impl, max(threads)))
+                          env=_child_env(impl, max(threads), level))
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["?"])[-1]
         print(f"  [{impl}, {threads} thread(s)] failed: {last}", file=sys.stderr)
@@ -392,9 +416,9 @@ def summarize(results: dict[str, Any], kernels: list[str], threads: list[int]) -
             targets.append(f"{name}: {value:.2f} (target >= {goal}) "
                            f"{'met' if value >= goal else 'NOT met'}")
 
-    if 1 in threads:
-        line("K1 1-thread vs numpy", peer_ratio("K1", 1, "numpy"), 0.8)
-        line("K2 1-thread vs torch", peer_ratio("K2", 1, "torch"), 0.8)
+    for t in threads:
+        line(f"K1 {t}-thread vs numpy", peer_ratio("K1", t, "numpy"), 0.9)
+        line(f"K2 {t}-thread vs torch", peer_ratio("K2", t, "torch"), 0.9)
     multi = [t for t in threads if t > 1]
     if 1 in threads and multi:
         t = max(multi)
@@ -415,10 +439,12 @@ HEADER = ["kernel", "threads", "ours min/median ms", "ours rate", "numpy ms", "t
 
 
 def markdown(rows: list[list[str]], targets: list[str], meta: dict[str, Any]) -> str:
+    isa = meta.get("isa", {})
     lines = [f"Run {meta['date']} on {meta['machine']} ({meta['cpus']} CPUs), "
              f"load average {meta['load_before']} before / {meta['load_after']} after.",
              f"Ours: {meta.get('ours_target', '?')}. numpy {meta.get('numpy', '?')}, "
              f"BLAS {meta.get('blas', '?')}. torch {meta.get('torch', 'not installed')}.",
+             "ISA measured: " + "; ".join(f"{k} {v}" for k, v in isa.items()) + ".",
              "",
              "| " + " | ".join(HEADER) + " |",
              "|" + "---|" * len(HEADER)]
@@ -435,6 +461,12 @@ def main(argv: Optional[list[str]] = None) -> int:
                     help="comma-separated thread counts (default: 1 and all CPUs)")
     ap.add_argument("--repeats", type=int, default=20)
     ap.add_argument("--no-torch", action="store_true", help="skip torch even if installed")
+    ap.add_argument("--mcpu", default=None,
+                    help="compile ours for this CPU (haswell, znver3, skylake-avx512 ...) and "
+                         "hold the peers to its ISA (default: the host CPU)")
+    ap.add_argument("--mattr", default=None,
+                    help="LLVM feature overrides for ours, e.g. --mattr=-avx512f (write the "
+                         "'=' when the value starts with '-')")
     ap.add_argument("--out", default=str(RESULTS))
     ap.add_argument("--worker", choices=["ours", "numpy", "torch"], help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -447,7 +479,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         sorted({1, ncpu})
     if args.worker:
         if args.worker == "ours":
-            print(json.dumps(run_ours(kernels, threads, args.repeats)))
+            print(json.dumps(run_ours(kernels, threads, args.repeats, args.mcpu, args.mattr)))
         else:
             runner = {"numpy": run_numpy, "torch": run_torch}[args.worker]
             print(json.dumps(runner(kernels, threads[0], args.repeats)))
@@ -459,20 +491,31 @@ def main(argv: Optional[list[str]] = None) -> int:
         "machine": f"{platform.machine()} {platform.processor() or platform.system()}",
         "cpus": ncpu, "load_before": [round(x, 2) for x in os.getloadavg()],
         "kernels": {k: KERNELS[k]["desc"] for k in kernels}, "threads": threads,
-        "repeats": args.repeats,
+        "repeats": args.repeats, "mcpu": args.mcpu, "mattr": args.mattr,
     }
     results: dict[str, Any] = {}
     print(f"measuring ours on {threads} thread(s), interleaved ...", file=sys.stderr)
-    ours = run_child("ours", kernels, threads, args.repeats) or {}
+    ours = run_child("ours", kernels, threads, args.repeats, args.mcpu, args.mattr) or {}
     for t in threads:
         results[f"ours/{t}"] = ours.get(str(t))
+    from target_isa import chosen
+
+    level = None
+    if chosen(args.mcpu, args.mattr):
+        level = (ours.get(str(threads[0])) or {}).get("info", {}).get("level")
+        if level is None:
+            print("  the ISA of the chosen CPU is unknown: the peers run the host's",
+                  file=sys.stderr)
     for t in threads:
         for impl in impls[1:]:
             print(f"measuring {impl} on {t} thread(s) ...", file=sys.stderr)
-            results[f"{impl}/{t}"] = run_child(impl, kernels, [t], args.repeats)
+            results[f"{impl}/{t}"] = run_child(impl, kernels, [t], args.repeats, level=level)
+    meta["isa"] = {}
     meta["load_after"] = [round(x, 2) for x in os.getloadavg()]
     for key, res in results.items():
         info = (res or {}).get("info", {})
+        if info.get("isa"):
+            meta["isa"].setdefault(key.split("/")[0], info["isa"])
         if key.startswith("ours/"):
             meta["ours_target"] = info.get("target")
         elif key.startswith("numpy/"):

@@ -3,6 +3,7 @@ onnxruntime (1 and 2 intra-op threads) and torch when importable, plus our compi
 
     python benchmarks/models.py                          # all models, full size
     python benchmarks/models.py --models resnet18 --threads 1,2 --repeats 20
+    python benchmarks/models.py --mcpu=haswell           # the AVX2 code path, AVX2 peers
 
 Models (float32, seeded random weights, built with onnx.helper in tests/onnx/models.py):
 
@@ -11,14 +12,22 @@ Models (float32, seeded random weights, built with onnx.helper in tests/onnx/mod
     bert          BERT-base-like small config: 4 layers, hidden 512, 8 heads, FFN 2048,
                   batch 1, sequence 128 (symbolic batch/sequence in the compiled program)
 
-"ours" times ``vm.time_evaluator`` after warm-up, with ``tvm.runtime.set_num_threads(n)``;
-onnxruntime uses ``SessionOptions.intra_op_num_threads = n`` (inter-op 1, all graph
-optimisations); torch (``torch.set_num_threads``, eager, inference mode) runs the same
-ONNX graph and weights op by op with torch operators (``torch_peer.py``), so all three
-columns compute the same network.  Compile time is ``relax.build`` wall time
-(no tuning), import time is ``from_onnx``.  Outputs are checked against onnxruntime
-before timing.  Results: ``benchmarks/results/models-<stamp>.{json,md}`` and
-``models-latest.{json,md}``.  Not run in CI.
+Columns are timed in ``--rounds`` rounds (default 3) of ``repeats / rounds`` calls each,
+every column and thread count in turn within a round, so that a change of machine load
+hits them alike; min and median are over all calls.
+
+"ours" is ``relax.build(mod, target)`` for the host CPU (``llvm -mcpu=<host>
+-num-cores=N``) or, with ``--mcpu``/``--mattr``, for ``llvm -mcpu=X -mattr=Y
+-num-cores=N``, timed with ``vm.time_evaluator`` and ``tvm.runtime.set_num_threads(n)``.
+For a chosen CPU torch runs the same ISA (``ATEN_CPU_CAPABILITY``, oneDNN and MKL
+switches, see ``target_isa.py``); onnxruntime has no ISA switch and always runs the
+host's, which the table says.  onnxruntime uses ``SessionOptions.intra_op_num_threads =
+n`` (inter-op 1, all graph optimisations); torch (``torch.set_num_threads``, eager,
+inference mode) runs the same ONNX graph and weights op by op with torch operators
+(``torch_peer.py``), so all three columns compute the same network.  Compile time is
+``relax.build`` wall time (no tuning), import time is ``from_onnx``.  Outputs are checked
+against onnxruntime before timing.  Results: ``benchmarks/results/models-<stamp>.{json,md}``
+and ``models-latest.{json,md}``.  Not run in CI.
 """
 
 from __future__ import annotations
@@ -59,7 +68,10 @@ def _stats(times: list[float]) -> dict[str, float]:
     return {"min_ms": 1e3 * min(times), "median_ms": 1e3 * float(np.median(times))}
 
 
-def _time(fn: Callable[[], Any], repeats: int, warmup: int = 3) -> dict[str, float]:
+Timer = Callable[[int, int], list[float]]  # (threads, repeats) -> seconds per call
+
+
+def _times(fn: Callable[[], Any], repeats: int, warmup: int = 2) -> list[float]:
     for _ in range(warmup):
         fn()
     times = []
@@ -67,91 +79,126 @@ def _time(fn: Callable[[], Any], repeats: int, warmup: int = 3) -> dict[str, flo
         t = time.perf_counter()
         fn()
         times.append(time.perf_counter() - t)
-    return _stats(times)
+    return times
 
 
-def bench_ours(model: Any, feeds: dict[str, np.ndarray], threads: list[int], repeats: int,
-               reference: np.ndarray) -> dict[str, Any]:
+def prepare_ours(model: Any, feeds: dict[str, np.ndarray], reference: np.ndarray,
+                 target: str) -> tuple[dict[str, Any], Timer]:
+    """Import and compile; the info (times, error) and a timer of the VM."""
     import tvm.runtime
-    from node_suite import ensure_llvm
     from tvm import relax
     from tvm.relax.frontend.onnx import from_onnx
 
-    ensure_llvm()
     t = time.perf_counter()
     mod = from_onnx(model)
     import_s = time.perf_counter() - t
     t = time.perf_counter()
-    ex = relax.build(mod, target="llvm")
+    ex = relax.build(mod, target=target)
     compile_s = time.perf_counter() - t
     vm = relax.VirtualMachine(ex, tvm.runtime.cpu())
     args = list(feeds.values())
     out = vm["main"](*args).numpy()
     err = float(np.max(np.abs(out - reference)) / max(1.0, float(np.max(np.abs(reference)))))
-    rows = {}
-    for n in threads:
+
+    def timer(n: int, repeats: int) -> list[float]:
         tvm.runtime.set_num_threads(n)
-        res = vm.time_evaluator("main", number=1, repeat=repeats, warmup=3)(*args)
-        rows[str(n)] = _stats(list(res.results))
-    tvm.runtime.set_num_threads(None)
-    return {"import_s": import_s, "compile_s": compile_s, "max_rel_err": err, "threads": rows}
+        try:
+            res = vm.time_evaluator("main", number=1, repeat=repeats, warmup=2)(*args)
+        finally:
+            tvm.runtime.set_num_threads(None)
+        return list(res.results)
+
+    return {"import_s": import_s, "compile_s": compile_s, "max_rel_err": err}, timer
 
 
-def bench_ort(model: Any, feeds: dict[str, np.ndarray], threads: list[int],
-              repeats: int) -> tuple[dict[str, Any], np.ndarray]:
+def prepare_ort(model: Any, feeds: dict[str, np.ndarray], threads: list[int]
+                ) -> tuple[dict[str, Any], Timer, np.ndarray]:
+    """One session per thread count; the info, a timer and the reference output."""
     import onnxruntime as ort
+    from target_isa import ORT_NOTE, host_label
 
-    rows = {}
+    sessions = {}
     ref = None
     for n in threads:
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = n
         opts.inter_op_num_threads = 1
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        sess = ort.InferenceSession(model.SerializeToString(), opts,
-                                    providers=["CPUExecutionProvider"])
-        ref = sess.run(None, feeds)[0]
-        rows[str(n)] = _time(lambda s=sess: s.run(None, feeds), repeats)
-    return {"version": ort.__version__, "threads": rows}, ref
+        sessions[n] = ort.InferenceSession(model.SerializeToString(), opts,
+                                           providers=["CPUExecutionProvider"])
+        ref = sessions[n].run(None, feeds)[0]
+
+    def timer(n: int, repeats: int) -> list[float]:
+        return _times(lambda: sessions[n].run(None, feeds), repeats)
+
+    info = {"version": ort.__version__, "isa": f"{host_label()}, {ORT_NOTE}"}
+    return info, timer, ref
 
 
-def bench_torch(model: Any, feeds: dict[str, np.ndarray], threads: list[int], repeats: int,
-                reference: np.ndarray) -> Optional[dict[str, Any]]:
+def prepare_torch(model: Any, feeds: dict[str, np.ndarray], reference: np.ndarray
+                  ) -> Optional[tuple[dict[str, Any], Timer]]:
     """torch eager running the same ONNX graph and weights op by op (torch_peer.py)."""
     try:
         import torch
     except ImportError:
         return None
+    from target_isa import torch_label
     from torch_peer import TorchGraph
 
     net = TorchGraph(model)
-    rows = {}
     with torch.inference_mode():
         out = net(feeds)[0].numpy()
-        err = float(np.max(np.abs(out - reference)) / max(1.0, float(np.max(np.abs(reference)))))
-        for n in threads:
-            torch.set_num_threads(n)
-            rows[str(n)] = _time(lambda: net(feeds), repeats)
-    return {"version": torch.__version__, "max_rel_err": err, "threads": rows}
+    err = float(np.max(np.abs(out - reference)) / max(1.0, float(np.max(np.abs(reference)))))
+
+    def timer(n: int, repeats: int) -> list[float]:
+        torch.set_num_threads(n)
+        with torch.inference_mode():
+            return _times(lambda: net(feeds), repeats)
+
+    return {"version": torch.__version__, "isa": torch_label(), "max_rel_err": err}, timer
 
 
-def run(names: list[str], threads: list[int], repeats: int) -> dict[str, Any]:
+def run(names: list[str], threads: list[int], repeats: int, mcpu: Optional[str] = None,
+        mattr: Optional[str] = None, rounds: int = 3) -> dict[str, Any]:
+    from node_suite import ensure_llvm
+    from target_isa import apply_peer_env, chosen, isa_label, isa_level, ours_target
+
+    ensure_llvm()
+    target = ours_target(mcpu, mattr)
+    # before torch is imported: it reads its ISA switches once
+    apply_peer_env(isa_level(target) if chosen(mcpu, mattr) else None)
     out: dict[str, Any] = {
         "date": _dt.datetime.now().isoformat(timespec="seconds"),
         "machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
                     "loadavg_before": os.getloadavg()},
+        "target": target, "isa": {"ours": isa_label(mcpu, mattr)},
         "models": {},
     }
     for name in names:
         model, feeds = build_model(name)
-        print(f"[{name}] onnxruntime ...", flush=True)
-        ort_res, ref = bench_ort(model, feeds, threads, repeats)
-        print(f"[{name}] ours (compile + run) ...", flush=True)
-        ours = bench_ours(model, feeds, threads, repeats, ref)
-        print(f"[{name}] torch ...", flush=True)
-        torch_res = bench_torch(model, feeds, threads, repeats, ref)
-        out["models"][name] = {"ours": ours, "onnxruntime": ort_res, "torch": torch_res}
-        print(json.dumps(out["models"][name], indent=1), flush=True)
+        print(f"[{name}] onnxruntime, ours (compile), torch ...", flush=True)
+        ort_info, ort_timer, ref = prepare_ort(model, feeds, threads)
+        ours_info, ours_timer = prepare_ours(model, feeds, ref, target)
+        torch_prep = prepare_torch(model, feeds, ref)
+        timers = {"onnxruntime": ort_timer, "ours": ours_timer}
+        if torch_prep is not None:
+            timers["torch"] = torch_prep[1]
+        times: dict[str, dict[int, list[float]]] = {k: {n: [] for n in threads} for k in timers}
+        # rounds of blocks, every column in each: a change of machine load hits all alike
+        per_round = max(1, -(-repeats // rounds))
+        for _ in range(rounds):
+            for n in threads:
+                for impl, timer in timers.items():
+                    times[impl][n] += timer(n, per_round)
+        entry: dict[str, Any] = {"ours": ours_info, "onnxruntime": ort_info,
+                                 "torch": torch_prep[0] if torch_prep else None}
+        for impl in timers:
+            entry[impl]["threads"] = {str(n): _stats(times[impl][n]) for n in threads}
+        out["models"][name] = entry
+        for peer in ("onnxruntime", "torch"):
+            if entry[peer] and entry[peer].get("isa"):
+                out["isa"].setdefault(peer, entry[peer]["isa"])
+        print(json.dumps(entry, indent=1), flush=True)
     out["machine"]["loadavg_after"] = os.getloadavg()
     return out
 
@@ -162,6 +209,9 @@ def markdown(res: dict[str, Any], threads: list[int]) -> str:
         f"load {res['machine']['loadavg_before'][0]:.2f} before / "
         f"{res['machine']['loadavg_after'][0]:.2f} after). Median latency in ms "
         "(min in parentheses); ratio = ours / onnxruntime at the same thread count.",
+        "",
+        f"Ours: {res.get('target', '?')}. ISA measured: "
+        + "; ".join(f"{k} {v}" for k, v in res.get("isa", {}).items()) + ".",
         "",
         "| model | threads | ours | onnxruntime | torch | ours / ort | ours / ort (min) "
         "| ours / torch | ours compile (s) |",
@@ -194,15 +244,26 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--models", default="resnet18,mobilenet_v2,bert")
     parser.add_argument("--threads", default="1,2")
     parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--mcpu", default=None,
+                        help="compile ours for this CPU (haswell, znver3 ...) and run torch "
+                             "at its ISA (default: the host CPU)")
+    parser.add_argument("--mattr", default=None,
+                        help="LLVM feature overrides for ours, e.g. --mattr=-avx512f")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="the repeats are taken in this many rounds, each timing every "
+                             "column in turn (default 3)")
+    parser.add_argument("--out", default=str(RESULTS))
     args = parser.parse_args(argv)
     threads = [int(t) for t in args.threads.split(",")]
-    res = run(args.models.split(","), threads, args.repeats)
-    RESULTS.mkdir(parents=True, exist_ok=True)
+    res = run(args.models.split(","), threads, args.repeats, args.mcpu, args.mattr,
+              max(1, args.rounds))
+    out_dir = Path(args.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
     stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     md = markdown(res, threads)
     for stem in (f"models-{stamp}", "models-latest"):
-        (RESULTS / f"{stem}.json").write_text(json.dumps(res, indent=1))
-        (RESULTS / f"{stem}.md").write_text(md)
+        (out_dir / f"{stem}.json").write_text(json.dumps(res, indent=1))
+        (out_dir / f"{stem}.md").write_text(md)
     print(md)
     return 0
 

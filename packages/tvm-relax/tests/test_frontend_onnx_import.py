@@ -236,3 +236,25 @@ def test_tile_of_a_constant_folds_through_relax_tile():
     assert _calls(main) == ["relax.add"]
     np.testing.assert_array_equal(main.body.blocks[0].bindings[0].value.args[1].data,
                                   np.tile(c, [3, 1]))
+
+
+def _ops(mod):
+    return [b.value.op.name for block in mod["main"].body.blocks for b in block.bindings
+            if hasattr(b.value, "op") and hasattr(b.value.op, "name")]
+
+
+def test_layer_normalization_is_one_relax_layer_norm():
+    """LayerNormalization over the last axis with gamma and beta of that shape is one
+    relax.nn.layer_norm (one kernel, statistics per row); with its mean/inv-std outputs
+    asked for it stays decomposed."""
+    g = helper.make_tensor("g", TensorProto.FLOAT, [8], np.ones(8, np.float32).tolist())
+    b = helper.make_tensor("b", TensorProto.FLOAT, [8], np.zeros(8, np.float32).tolist())
+    node = helper.make_node("LayerNormalization", ["x", "g", "b"], ["y"], axis=-1,
+                            epsilon=1e-5)
+    m = _model([node], [_vi("x", ["n", "s", 8])], [_vi("y", None)], [g, b])
+    assert "relax.nn.layer_norm" in _ops(from_onnx(m))
+    node = helper.make_node("LayerNormalization", ["x", "g", "b"], ["y", "mean", "inv"],
+                            axis=-1)
+    m = _model([node], [_vi("x", ["n", "s", 8])],
+               [_vi("y", None), _vi("mean", None), _vi("inv", None)], [g, b])
+    assert "relax.nn.layer_norm" not in _ops(from_onnx(m))

@@ -242,3 +242,27 @@ def test_legalized_primfuncs_are_named_after_the_op(name):
     new = LegalizeOps()(build([x], make))
     gv_names = [c[1] for c in calls(new) if c[1]]
     assert gv_names == [name.rsplit(".", 1)[1]]
+
+
+def test_reshape_keeps_shared_leading_and_trailing_dims_unchanged():
+    """[b, s, 512] -> [b, s, 8, 64] reads x[i0, i1, i2 * 64 + i3]: no division by the
+    symbolic s (a per-element 64-bit division in the kernel otherwise)."""
+    from tvm.relax.topi.transform import reshape
+    from tvm.tir.expr import FloorDiv, FloorMod
+    from tvm.tir.stmt_functor import post_order_visit
+
+    b, s = tir.Var("batch", "int64"), tir.Var("seq", "int64")
+
+    def divisions(func):
+        found = []
+        post_order_visit(func.body, lambda e: found.append(e)
+                         if isinstance(e, (FloorDiv, FloorMod)) else None)
+        return found
+
+    x = te.placeholder((b, s, 512), name="x")
+    for shape in [(b, s, 8, 64), (b, 1, s, 512), (b, s, 512, 1)]:
+        func = te.create_prim_func([x, reshape(x, shape)])
+        assert not divisions(func), (shape, func.script())
+    # the dims between are still linearized: [4, 6] -> [3, 8] divides by 6
+    y = te.placeholder((4, 6), name="y")
+    assert divisions(te.create_prim_func([y, reshape(y, (3, 8))]))

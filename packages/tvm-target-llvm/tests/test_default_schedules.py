@@ -178,6 +178,33 @@ def test_softmax_keepdims_int64(m):
     np.testing.assert_allclose(out, W.softmax_ref(x), rtol=1e-5, atol=1e-7)
 
 
+@pytest.mark.parametrize("n", [80, "sym"])
+def test_row_group_intermediates_are_one_row_each(n):
+    """The per-row stages of a softmax keep their intermediates (maximum, exponentials,
+    sums, rfactor lanes) in ``local`` scope, so lowering allocates one row of each inside
+    the parallel row loop instead of the whole tensor on the heap per call; a row of
+    symbolic length keeps them global (no constant size for one row)."""
+    from tvm.tir.stmt import Allocate
+
+    f = W.softmax(256, sym() if n == "sym" else n)
+    scheduled = schedule_prim_func(f, "llvm -num-cores=4")
+    scopes = {b.name: b.scope for b in scheduled.body.block.alloc_buffers}
+    assert "T_softmax_exp" in scopes
+    want = "global" if n == "sym" else "local"
+    assert all(s == want for s in scopes.values()), scopes
+    if n == "sym":
+        return
+    lowered = tir.lower(scheduled)["main"]
+    allocs = []
+    post_order_visit(lowered.body, lambda s: allocs.append(s) if isinstance(s, Allocate) else None)
+    sizes = sorted(int(np.prod([int(e) for e in a.extents])) for a in allocs)
+    assert max(sizes) == 80 and all(a.annotations.get("storage") == "stack" for a in allocs)
+    x = rand(256, 80) * 4
+    out = np.zeros((256, 80), "float32")
+    tir.build(scheduled, "llvm -num-cores=4")["main"](x, out)
+    np.testing.assert_allclose(out, W.softmax_ref(x), rtol=1e-5, atol=1e-7)
+
+
 @pytest.mark.parametrize("m", [24, "sym"])
 def test_layer_norm(m):
     x, g, b = rand(24, 64), rand(64), rand(64)

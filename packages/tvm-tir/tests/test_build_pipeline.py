@@ -67,7 +67,8 @@ def test_lower_vectorizes_and_unrolls():
 def test_lowering_pipeline_order():
     names = [p.name for p in tir.get_lowering_pipeline().passes]
     assert names == [
-        "tir.LowerInitBlock", "tir.LowerOpaqueBlock", "tir.FlattenBuffer",
+        "tir.LowerInitBlock", "tir.LowerOpaqueBlock", "tir.CompactBufferAllocation",
+        "tir.FlattenBuffer",
         "tir.LegalizeLowPrecision", "tir.Simplify", "tir.VectorizeLoop", "tir.UnrollLoop", "tir.LowerAllocation", "tir.Simplify",
         "tir.RemoveNoOp",
     ]
@@ -312,3 +313,48 @@ def test_lower_te_matmul_and_softmax_like_reduction():
     a, b = rng.random((8, 4), dtype=np.float32), rng.random((4, 6), dtype=np.float32)
     d = run_func(lowered, a, b, np.zeros((8, 6), np.float32))[2]
     np.testing.assert_allclose(d, (a @ b) * 2.0, rtol=1e-5)
+
+
+def _local_stage(kind: str):
+    from tvm.script import tir as T
+
+    loop = T.parallel if kind == "parallel" else T.serial
+
+    @T.prim_func
+    def f(A: T.Buffer((4, 8), "float32"), C: T.Buffer((4, 8), "float32")):
+        B = T.alloc_buffer((4, 8), scope="local")
+        for i in loop(4):
+            for j in range(8):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    B[vi, vj] = A[vi, vj] * T.float32(2.0)
+            for j in range(8):
+                with T.block("C"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    C[vi, vj] = B[vi, vj] + T.float32(1.0)
+
+    return f.with_attr("tir.is_scheduled", True)
+
+
+@pytest.mark.parametrize("kind", ["parallel", "serial"])
+def test_cpu_lowering_compacts_local_buffers_into_parallel_loops_only(kind):
+    """A ``local`` intermediate used inside one iteration of a parallel loop is allocated
+    per iteration at the size one iteration uses (a row, on the stack); a serial loop may
+    carry values in it, so there it keeps its place and size."""
+    from tvm.tir.stmt import Allocate
+    from tvm.tir.stmt_functor import post_order_visit
+
+    func = tir.lower(_local_stage(kind))["f"]
+    found = []
+    post_order_visit(func.body, lambda s: found.append(s) if isinstance(s, Allocate) else None)
+    (alloc,) = found
+    size = 1
+    for e in alloc.extents:
+        size *= int(e)
+    assert size == (8 if kind == "parallel" else 32)
+    loops = find_all(func, For)
+    inside = []
+    post_order_visit(loops[0].body, lambda s: inside.append(s) if isinstance(s, Allocate) else None)
+    assert bool(inside) == (kind == "parallel")
+    a = np.arange(32, dtype=np.float32).reshape(4, 8)
+    np.testing.assert_allclose(run_func(func, a, np.zeros((4, 8), np.float32))[1], a * 2 + 1)

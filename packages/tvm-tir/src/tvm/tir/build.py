@@ -52,6 +52,10 @@ PipelineLike = Union[None, str, Pass, Sequence[Pass]]
 def get_lowering_pipeline() -> Sequential:
     """The TIR lowering passes, from blocks to flat, vectorized, simplified loops.
 
+    CompactBufferAllocation places ``local``/``shared`` buffers where they are used at the
+    size they are used (on a CPU: into the body of the parallel loop around their uses, one
+    copy per iteration; a CPU schedule marks per-row intermediates ``local`` for that).
+
     LegalizeLowPrecision comes right after FlattenBuffer: from there on no float8/float4/
     int4/int2 dtype is left (bytes and bit arithmetic instead), for every target."""
     from . import transform as T
@@ -60,6 +64,7 @@ def get_lowering_pipeline() -> Sequential:
         [
             T.LowerInitBlock(),
             T.LowerOpaqueBlock(),
+            T.CompactBufferAllocation(),
             T.FlattenBuffer(),
             T.LegalizeLowPrecision(),
             T.Simplify(),
@@ -94,8 +99,7 @@ def get_gpu_pipeline(target: Union[None, str, Target] = None) -> Sequential:
             T.LowerInitBlock(),
             T.LowerOpaqueBlock(),
             T.LowerThreadBinding(),
-            T.CompactBufferAllocation(),
-            get_lowering_pipeline(),
+            get_lowering_pipeline(),  # CompactBufferAllocation: after LowerOpaqueBlock
             T.VerifyGPUCode(tgt),
             T.LowerThreadAllreduce(gpu_limits(tgt).thread_warp_size),
             T.InjectStorageSync(),

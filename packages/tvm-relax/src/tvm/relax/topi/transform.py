@@ -11,6 +11,8 @@ from typing import Any, Sequence
 from tvm import te, tir
 from tvm.tir.expr import EQ, GE, LT, FloorDiv, FloorMod, IntImm, Max, Min, PrimExpr, Select
 
+from tvm.arith import Analyzer
+
 from ._util import cast, int64, is_float, simplify
 from .elemwise import _operand
 
@@ -40,13 +42,33 @@ def unravel_index(lin: PrimExpr, shape: Sequence[PrimExpr]) -> list[PrimExpr]:
 
 
 def reshape(x: te.Tensor, shape: Sequence[PrimExpr]) -> te.Tensor:
-    """``x``'s elements in row-major order, viewed with ``shape``."""
+    """``x``'s elements in row-major order, viewed with ``shape``.
+
+    Leading and trailing dimensions the two shapes share map their indices unchanged; only
+    the dimensions between are linearized and split again (``[b, s, 512] -> [b, s, 8, 64]``
+    reads ``x[i0, i1, i2 * 64 + i3]``, with no division by the symbolic ``s``)."""
     shape = tuple(shape)
-    if len(shape) == x.ndim and all(_same_dim(a, b) for a, b in zip(shape, x.shape)):
+    n_in, n_out = x.ndim, len(shape)
+    lead = 0
+    while lead < min(n_in, n_out) and _same_dim(shape[lead], x.shape[lead]):
+        lead += 1
+    trail = 0
+    while trail < min(n_in, n_out) - lead and \
+            _same_dim(shape[n_out - 1 - trail], x.shape[n_in - 1 - trail]):
+        trail += 1
+    if lead == n_in == n_out:
         return te.compute(shape, lambda *i: x(*i), name="T_reshape")
-    return te.compute(
-        shape, lambda *i: x(*unravel_index(ravel_index(i, shape), x.shape)), name="T_reshape"
-    )
+    mid_out, mid_in = shape[lead:n_out - trail], x.shape[lead:n_in - trail]
+
+    def f(*i: Any) -> PrimExpr:
+        analyzer = Analyzer()
+        for v, d in zip(i, shape):
+            analyzer.bind(v, tir.Range(IntImm("int64", 0), int64(d)))
+        mid = unravel_index(ravel_index(i[lead:n_out - trail], mid_out), mid_in)
+        mid = [analyzer.simplify(e) for e in mid]
+        return x(*i[:lead], *mid, *i[n_out - trail:])
+
+    return te.compute(shape, f, name="T_reshape")
 
 
 def _same_dim(a: Any, b: Any) -> bool:

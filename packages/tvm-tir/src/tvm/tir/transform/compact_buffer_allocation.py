@@ -39,7 +39,7 @@ from ..buffer import Buffer
 from ..expr import BufferLoad, IntImm, IterVar, PrimExpr, Range, Var
 from ..function import PrimFunc
 from ..functor import StmtExprMutator, StmtExprVisitor
-from ..stmt import Allocate, AttrStmt, BufferStore, DeclBuffer, For, Stmt
+from ..stmt import Allocate, AttrStmt, BufferStore, DeclBuffer, For, ForKind, Stmt
 from ._common import prim_func_pass
 
 __all__ = ["CompactBufferAllocation", "compact_buffer_allocation"]
@@ -109,11 +109,15 @@ def _lca_depth(chains: list[list[Stmt]]) -> int:
 
 def _outside_serial_loops(chain: list[Stmt], depth: int, in_kernel: bool) -> int:
     """``depth`` capped so that the allocation stays outside the first loop inside a kernel
-    (a thread's private buffer keeps its value from one iteration to the next)."""
+    (a thread's private buffer keeps its value from one iteration to the next); on a CPU
+    (no launch attribute at all) outside the first loop that is not ``parallel`` (the
+    iterations of a parallel loop are independent: each gets its own copy)."""
+    cpu = not in_kernel and not any(_is_thread_attr(s) for s in chain)
     for k in range(depth):
         if _is_thread_attr(chain[k]):
             in_kernel = True
-        elif isinstance(chain[k], For) and in_kernel:
+        elif isinstance(chain[k], For) and (in_kernel or (
+                cpu and chain[k].kind != ForKind.PARALLEL)):
             return k
     return depth
 

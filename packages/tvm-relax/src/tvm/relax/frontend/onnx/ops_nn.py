@@ -279,6 +279,16 @@ def _layer_norm(ctx: Any) -> Any:
     stash = ctx.attr("stash_type", 1)
     xs = R.astype(x, "float32") if (stash == 1 and dt != "float32") else x
     sdt = "float32" if stash == 1 and dt != "float32" else dt
+    norm_shape = ctx.static_shape(0)
+    norm_shape = None if norm_shape is None else norm_shape[axis:]
+    if norm_shape is None:  # symbolic leading dims are fine: only the normalized ones count
+        norm_shape = [d for d in ctx.shape(0)[axis:] if isinstance(d, int)]
+        if len(norm_shape) != ndim - axis:
+            norm_shape = None
+    if not extra and sdt == dt and ctx.has(1) and ctx.has(2) and norm_shape is not None and \
+            ctx.static_shape(1) == norm_shape and ctx.static_shape(2) == norm_shape:
+        # one operator: it legalizes to one kernel whose statistics are computed per row
+        return R.nn.layer_norm(x, ctx.input(1), ctx.input(2), axes, eps)
     mean, var = _moments(ctx, xs, axes)
     inv = R.rsqrt(var + scalar(ctx, eps, sdt))
     y = (xs - mean) * inv

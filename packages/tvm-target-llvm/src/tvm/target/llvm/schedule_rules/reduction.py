@@ -231,7 +231,49 @@ def schedule_row_group(sch: Any, group: RowGroup, cpu: CPUInfo) -> None:
     out_info = analyze_block(sch, group.output)
     work = _work(out_info)
     if ext is None or ext > 1:
-        parallelize_outer(sch, [row], cpu.parallel_tasks, work)
+        parallel = parallelize_outer(sch, [row], cpu.parallel_tasks, work)
+        if parallel is not None:
+            _localize_row_buffers(sch, parallel, group.output)
+
+
+#: most bytes of per-row intermediates :func:`_localize_row_buffers` puts on the stack
+LOCAL_ROW_BYTES = 64 * 1024
+
+
+def _elem_bytes(block: Any) -> int:
+    """Bytes per element of the first buffer ``block`` writes."""
+    from tvm.ffi.dtype import storage_bytes
+
+    return storage_bytes(block.writes[0].buffer.dtype) if block.writes else 4
+
+
+def _localize_row_buffers(sch: Any, row: Any, output: Any) -> None:
+    """Put the intermediates computed under the parallel row loop (maximum, exponentials,
+    sums and their rfactor lanes) in ``local`` scope when every stage's loops inside the row
+    have constant extents and one row of them fits :data:`LOCAL_ROW_BYTES`: lowering
+    (CompactBufferAllocation) then allocates one row of each per iteration, on the stack,
+    instead of the whole tensor on the heap per call (a softmax's exponentials: a fresh
+    512 KiB per call, touched page by page).  Only under a parallel loop: a serial loop
+    keeps a local buffer outside it, whole."""
+    out_name = sch.get(output).name_hint
+    blocks = [b for b in sch.get_child_blocks(row) if sch.get(b).name_hint != out_name]
+    total = 0
+    for b in blocks:
+        size = 1
+        for lp in sch.get_loops(b)[1:]:
+            ext = loop_extent(sch, lp)
+            if ext is None:
+                return
+            size *= ext
+        total += size * max(1, _elem_bytes(sch.get(b)))
+    if total > LOCAL_ROW_BYTES:
+        return  # rows too long for the stack: keep the intermediates on the heap
+    func = sch.mod[sch.func_working_on]
+    params = {id(buf) for buf in func.buffer_map.values()}
+    for b in blocks:
+        for i, region in enumerate(sch.get(b).writes):
+            if id(region.buffer) not in params and region.buffer.scope in ("global", ""):
+                try_primitive(sch, "set_scope", b, i, "local")
 
 
 def _schedule_row_reduction(sch: Any, block: Any, info: BlockInfo, loops: list,
