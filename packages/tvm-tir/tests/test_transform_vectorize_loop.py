@@ -5,7 +5,7 @@ import pytest
 from lowering_helpers import find_all, func_of, mod_of, run_func
 from tvm.ffi import assert_structural_equal
 from tvm.tir import (
-    LT, Allocate, Broadcast, BufferLoad, BufferStore, Cast, DeclBuffer, Evaluate, FloatImm, For,
+    GT, LT, Allocate, Broadcast, BufferLoad, BufferStore, Cast, DeclBuffer, Evaluate, FloatImm, For,
     ForKind, IfThenElse, LetStmt, Ramp, Select, SeqStmt, Var, call_extern, convert,
     decl_buffer, exp,
 )
@@ -125,8 +125,40 @@ def test_nested_loop_falls_back():
 
 
 def test_if_depending_on_loop_var_falls_back():
-    func, _ = _vec_func(lambda i, A, B: IfThenElse(LT(i, 3), BufferStore(B, A[i], (i,))))
+    # a lower bound (or any condition that is no upper bound on the lanes) stays serial
+    func, _ = _vec_func(lambda i, A, B: IfThenElse(GT(i, 3), BufferStore(B, A[i], (i,))))
     assert vectorize_loop(func).body.kind == ForKind.SERIAL
+
+
+@pytest.mark.parametrize("limit", [3, 8, 5])
+def test_upper_bound_on_lanes_becomes_vector_body_and_serial_tail(limit):
+    # the last tile of a split over a non-dividing (or symbolic) extent: ``if i < n``
+    n = Var("n")
+
+    def body(i, A, B):
+        return IfThenElse(LT(i + 8, n), BufferStore(B, A[i] * 2.0, (i,)))
+
+    func, (i, A, B) = _vec_func(body)
+    func = func.with_fields(params=(*func.params, n))
+    out = vectorize_loop(func)
+    assert isinstance(out.body, IfThenElse)
+    vector, tail = out.body.then_case, out.body.else_case
+    assert isinstance(vector, BufferStore) and vector.value.dtype == "float32x8"
+    assert isinstance(tail, For) and tail.kind == ForKind.SERIAL
+    a = np.random.default_rng(1).random(16, dtype=np.float32)
+    want = run_func(func, a, np.zeros(16, np.float32), limit + 8)[1]
+    got = run_func(out, a, np.zeros(16, np.float32), limit + 8)[1]
+    np.testing.assert_allclose(got, want)
+
+
+def test_widening_cast_of_the_lane_index_stays_a_ramp():
+    # an int32 loop inside int64 index arithmetic: int64(ramp) -> ramp of int64
+    def body(i, A, B):
+        return BufferStore(B, A[Cast("int64", i)], (i,))
+
+    func, _ = _vec_func(body)
+    load = vectorize_loop(func).body.value
+    assert isinstance(load.indices[0], Ramp) and load.indices[0].dtype == "int64x8"
 
 
 def test_allocation_in_body_falls_back():

@@ -18,7 +18,7 @@ expression that depends on the loop variable.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, Optional
 
 from tvm.ffi import structural_equal
 from tvm.ir.op import Op
@@ -53,6 +53,14 @@ class NotVectorizable(Exception):
 
 def _lanes(e: PrimExpr) -> int:
     return lanes_of(e.dtype)
+
+
+def _widens_int(src: str, dst: str) -> bool:
+    """``src`` -> ``dst`` is a widening cast between signed integer scalar types."""
+    from tvm.ffi.dtype import DTypeCode, parse_dtype
+
+    (sk, sb, sl), (dk, db, dl) = parse_dtype(src), parse_dtype(dst)
+    return sl == dl == 1 and sk == dk == DTypeCode.INT and db > sb
 
 
 class _Vectorizer(StmtExprMutator):
@@ -119,6 +127,10 @@ class _Vectorizer(StmtExprMutator):
         v = self.visit_expr(e.value)
         if v is e.value:
             return e
+        if isinstance(v, Ramp) and _widens_int(v.base.dtype, e.dtype):
+            # int64(ramp(b, s)) == ramp(int64(b), int64(s)): the index of a loop over an
+            # int32 extent inside int64 arithmetic stays a ramp (a contiguous access)
+            return Ramp(Cast(e.dtype, v.base), Cast(e.dtype, v.stride), v.lanes, span=e.span)
         return Cast(with_lanes(e.dtype, _lanes(v)), v, span=e.span)
 
     def visit_buffer_load_(self, e: BufferLoad) -> Any:
@@ -280,6 +292,80 @@ def vectorize_body(loop: For) -> Stmt:
     return _Vectorizer(loop.loop_var, ramp).visit_stmt(loop.body)
 
 
+def _conjuncts(e: PrimExpr) -> list[PrimExpr]:
+    return _conjuncts(e.a) + _conjuncts(e.b) if isinstance(e, And) else [e]
+
+
+def _upper_bound_in(cond: PrimExpr, var: Var) -> bool:
+    """``cond`` is ``x < y`` / ``x <= y`` (or ``y > x`` / ``y >= x``) whose ``x - y`` grows
+    by a positive constant per step of ``var``: once false it stays false, so it holds for
+    every lane iff it holds for the last one."""
+    from tvm.arith import Analyzer
+
+    from ..expr import GE, GT, LE, LT
+
+    if isinstance(cond, (LT, LE)):
+        gap = Sub(cond.a, cond.b)
+    elif isinstance(cond, (GT, GE)):
+        gap = Sub(cond.b, cond.a)
+    else:
+        return False
+    if not uses_var(gap, lambda v: v is var):
+        return False
+    step = Analyzer().simplify(Sub(substitute(gap, {var: Add(var, IntImm(var.dtype, 1))}), gap))
+    value = const_int(step)
+    return value is not None and value > 0
+
+
+class _TailGuards(StmtExprMutator):
+    """Drops the lane-dependent upper-bound conjuncts of every ``if`` in a loop body
+    (collecting them); raises :class:`NotVectorizable` for any other lane-dependent one."""
+
+    def __init__(self, var: Var) -> None:
+        self.var = var
+        self.bounds: list[PrimExpr] = []
+
+    def visit_if_then_else_(self, s: IfThenElse) -> Any:
+        keep: list[PrimExpr] = []
+        for c in _conjuncts(s.condition):
+            if not uses_var(c, lambda v: v is self.var):
+                keep.append(c)
+            elif s.else_case is None and _upper_bound_in(c, self.var):
+                self.bounds.append(c)
+            else:
+                raise NotVectorizable("a lane-dependent condition that is no upper bound")
+        then = self.visit_stmt(s.then_case)
+        if not keep:
+            return then
+        cond = keep[0]
+        for c in keep[1:]:
+            cond = And(cond, c)
+        return IfThenElse(cond, then, s.else_case, span=s.span)
+
+
+def _vectorize_with_tail(loop: For) -> Optional[Stmt]:
+    """A vectorized loop whose stores are guarded by an upper bound on the lanes (the last,
+    partial tile of a split over a symbolic or non-dividing extent) as ``if <every lane
+    passes>: <vector code, unguarded> else: <the loop, serial>``; None when the guards are
+    of another kind or the body does not vectorize without them."""
+    lanes = const_int(loop.extent)
+    if lanes is None or lanes <= 1:
+        return None
+    guards = _TailGuards(loop.loop_var)
+    try:
+        body = guards.visit_stmt(loop.body)
+        if not guards.bounds:
+            return None
+        vector = vectorize_body(loop.with_fields(body=body))
+    except NotVectorizable:
+        return None
+    last = {loop.loop_var: Add(loop.min, IntImm(loop.min.dtype, lanes - 1))}
+    full = substitute(guards.bounds[0], last)
+    for c in guards.bounds[1:]:
+        full = And(full, substitute(c, last))
+    return IfThenElse(full, vector, loop.with_fields(kind=ForKind.SERIAL), span=loop.span)
+
+
 class _LoopVectorizer(StmtExprMutator):
     def __init__(self) -> None:
         self.fallbacks: list[str] = []
@@ -292,6 +378,9 @@ class _LoopVectorizer(StmtExprMutator):
         try:
             return vectorize_body(loop)
         except NotVectorizable as reason:
+            split = _vectorize_with_tail(loop)
+            if split is not None:
+                return split
             logger.debug("VectorizeLoop: loop %s stays serial: %s", loop.loop_var.name, reason)
             self.fallbacks.append(f"{loop.loop_var.name}: {reason}")
             return loop.with_fields(kind=ForKind.SERIAL)

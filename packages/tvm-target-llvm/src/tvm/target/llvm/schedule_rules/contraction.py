@@ -52,6 +52,8 @@ __all__ = ["schedule_contraction", "choose_tile", "choose_contraction"]
 #: vector registers one row of the micro-kernel may span (LLVM splits a vector of 3 or 6
 #: registers badly: shuffles through the stack, 20x slower)
 ROW_VECTORS = (1, 2, 4)
+#: registers a row spans over a symbolic vector extent (its last, partial tile runs serially)
+SYMBOLIC_ROW_VECTORS = 2
 #: most rows unrolled: for a tile of one vector register / of several (more rows of
 #: several registers leave LLVM too few registers for addresses and it spills)
 MAX_MR = 16
@@ -90,7 +92,8 @@ def choose_tile(info: BlockInfo, con: Contraction, cpu: CPUInfo) -> tuple[int, O
     regs = cpu.vector_registers
     options: list[tuple[int, int]] = []  # (nv, nr)
     for nv in ROW_VECTORS:
-        if ext_v is None or ext_v % (nv * lanes) == 0:
+        if ext_v is None and nv <= SYMBOLIC_ROW_VECTORS or \
+                ext_v is not None and ext_v % (nv * lanes) == 0:
             options.append((nv, nv * lanes))
     if not options:
         nr = vector_factor(ext_v, lanes)
@@ -261,7 +264,15 @@ def _pack_operands(sch: Any, block: Any, con: Contraction, nr: int, cpu: CPUInfo
             return (*[idx[d] for d in others], flat // nr, *[idx[d] for d in rdims], flat % nr)
 
         sch.transform_layout(cache, ("write", 0), packed)
-        schedule_loops_spatial(sch, sch.get_loops(cache), None, cpu, dtype=op.buffer.dtype)
+        loops = sch.get_loops(cache)
+        if len(vdims) == 1 and len(loops) == len(shape) and isinstance(shape[vdims[0]], int) \
+                and shape[vdims[0]] % nr == 0:
+            # walk the copy in the panels' order: each step writes NR contiguous values
+            # (in the source order the writes would land one panel, K x NR, apart)
+            vo, vi = sch.split(loops[vdims[0]], [None, nr])
+            loops = [*[loops[d] for d in others], vo, *[loops[d] for d in rdims], vi]
+            reorder(sch, loops)
+        schedule_loops_spatial(sch, loops, None, cpu, dtype=op.buffer.dtype)
 
 
 def _panel_operands(sch: Any, info: BlockInfo, con: Contraction, mr: int, nr: int
@@ -382,6 +393,7 @@ def schedule_contraction(sch: Any, block: Any, info: BlockInfo, con: Contraction
     split_vec = [vo]  # the outer loops over the vector variable
     kc = None if vec_group else _k_block(info, con, mr, cpu)
     head: list[Any] = []  # with a blocked reduction: the data-parallel loops outside it
+    k_outer = None  # the loop over the reduction's KC steps
     if vec_group:
         # conv-like: the broadcast operand (weights) of a row block is small; keep it in
         # cache while the vector-side loops sweep the image
@@ -395,7 +407,7 @@ def schedule_contraction(sch: Any, block: Any, info: BlockInfo, con: Contraction
         panel_outer = [blocked[0]] if blocked is not None else []
         panel_inner = [blocked[1]] if blocked is not None else [vo]
         if kc is not None:
-            ko, ki = sch.split(reduce[0], [None, kc])
+            k_outer, ki = sch.split(reduce[0], [None, kc])
             reduce = [ki]
             head = shared + vec_group + panel_outer
             par_rows = _row_tasks(sch, head, ro, cpu)
@@ -403,7 +415,7 @@ def schedule_contraction(sch: Any, block: Any, info: BlockInfo, con: Contraction
                 rp, ro = sch.split(ro, [par_rows, None])
                 row_outer = row_group + [ro]
                 head = head + [rp]
-            outer = head + [ko] + row_outer + panel_inner
+            outer = head + [k_outer] + row_outer + panel_inner
         else:
             outer = shared + vec_group + panel_outer + row_outer + panel_inner
     outer = [lp for lp in outer if lp is not None]
@@ -415,11 +427,10 @@ def schedule_contraction(sch: Any, block: Any, info: BlockInfo, con: Contraction
         sch.vectorize(vi)
     # the init of the tile, before the reduction loops, vectorized like the update
     if reduce:
-        first = outer[len(head)] if head else reduce[0]
-        init = sch.decompose_reduction(block, first)
-        _unroll_vectorize(sch, sch.get_loops(init)[len(head) if head else len(outer):],
-                          nr is not None)
-    if head:
+        init = sch.decompose_reduction(block, k_outer if k_outer is not None else reduce[0])
+        _unroll_vectorize(sch, sch.get_loops(init)[len(head) if k_outer is not None
+                                                   else len(outer):], nr is not None)
+    if k_outer is not None:
         outer = head  # the epilogue and the parallel loop stay outside the blocked reduction
     depth = len(outer)
     if fused_loop is not None:
