@@ -53,13 +53,16 @@ def get_lowering_pipeline() -> Sequential:
     """The TIR lowering passes, from blocks to flat, vectorized, simplified loops.
 
     LegalizeLowPrecision comes right after FlattenBuffer: from there on no float8/float4/
-    int4/int2 dtype is left (bytes and bit arithmetic instead), for every target."""
+    int4/int2 dtype is left (bytes and bit arithmetic instead), for every target.  LowerChecks
+    turns the ``tir.check`` values of data-dependent reads (gather indices, integer divisors)
+    into asserts once the blocks are gone."""
     from . import transform as T
 
     return Sequential(
         [
             T.LowerInitBlock(),
             T.LowerOpaqueBlock(),
+            T.LowerChecks(),
             T.FlattenBuffer(),
             T.LegalizeLowPrecision(),
             T.Simplify(),

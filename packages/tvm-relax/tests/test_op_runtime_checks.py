@@ -1,0 +1,82 @@
+"""Data-dependent reads are checked in the generated code: an index out of range (after
+ONNX's negative wrap) fails with an error naming the op and the value instead of reading or
+writing outside the tensor; integer division by zero fails the same way on the compiled
+and the constant-folded path."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from tvm import relax, tir
+from tvm.relax import TensorStructInfo, op
+from vm_testing import requires_llvm
+
+import tvm.runtime
+
+
+def _run(make, inputs):
+    params = [relax.Var(f"a{k}", TensorStructInfo(v.shape, str(v.dtype)))
+              for k, v in enumerate(inputs)]
+    bb = relax.BlockBuilder()
+    with bb.function("main", params):
+        with bb.dataflow():
+            out = bb.emit_output(make(*params))
+        bb.emit_func_output(out)
+    ex = relax.build(bb.get(), target="llvm")
+    vm = relax.VirtualMachine(ex, tvm.runtime.cpu())
+    return vm["main"](*inputs).numpy()
+
+
+X = np.arange(24, dtype="float32").reshape(4, 6)
+
+INDEX_CASES = {
+    "take": (lambda x, i: op.take(x, i, axis=0), np.array([1, -1, 2], "int64"),
+             lambda i: X[i], [4, -5, 1 << 40]),
+    "gather_elements": (lambda x, i: op.gather_elements(x, i, axis=1),
+                        np.array([[0, -1]] * 4, "int64"),
+                        lambda i: np.take_along_axis(X, i % 6, axis=1), [6, -7]),
+    "gather_nd": (lambda x, i: op.gather_nd(x, i), np.array([[3, -6], [0, 5]], "int64"),
+                  lambda i: X[tuple(i.T)], [6, -7]),
+    "scatter_elements": (lambda x, i: op.scatter_elements(x, i, relax.const(
+        np.ones((4, 2), "float32")), axis=1), np.array([[0, -1]] * 4, "int64"),
+        None, [6, -7]),
+    "scatter_nd": (lambda x, i: op.scatter_nd(x, i, relax.const(np.ones((2,), "float32"))),
+                   np.array([[3, -6], [0, 5]], "int64"), None, [6, -7]),
+}
+
+
+@requires_llvm
+@pytest.mark.parametrize("name", sorted(INDEX_CASES))
+def test_index_values_checked_in_the_kernel(name):
+    make, good, reference, bad_values = INDEX_CASES[name]
+    got = _run(make, [X, good])
+    if reference is not None:
+        np.testing.assert_array_equal(got, reference(good))
+    for bad in bad_values:
+        idx = good.copy()
+        idx.flat[-1] = bad
+        with pytest.raises(Exception, match=rf"{name}: index {bad} is out of range for axis"):
+            _run(make, [X, idx])
+
+
+def test_checks_become_asserts_hoisted_out_of_loops_they_do_not_depend_on():
+    from tvm.relax.topi.transform import take
+    from tvm import te
+
+    x = te.placeholder((8, 64), "float32", name="x")
+    i = te.placeholder((3,), "int64", name="i")
+    f = te.create_prim_func([x, i, take(x, i, axis=0)])
+    lowered = tir.lower(f)
+    text = lowered.script() if hasattr(lowered, "script") else str(lowered)
+    assert "tir.check" not in text and "T.check" not in text
+    # one assert, outside the loop over the 64 columns
+    asserts = []
+    tir.post_order_visit(next(iter(lowered.functions.values())).body if hasattr(
+        lowered, "functions") else lowered.body,
+        lambda n: asserts.append(n) if isinstance(n, tir.AssertStmt) else None)
+    assert len(asserts) == 1
+    assert "take: index %lld is out of range for axis 0 of size %lld" == asserts[0].message
+    loops = []
+    tir.post_order_visit(asserts[0].body, lambda n: loops.append(n) if isinstance(n, tir.For)
+                         else None)
+    assert loops, "the column loop lies inside the assert"
