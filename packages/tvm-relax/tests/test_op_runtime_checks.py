@@ -80,3 +80,79 @@ def test_checks_become_asserts_hoisted_out_of_loops_they_do_not_depend_on():
     tir.post_order_visit(asserts[0].body, lambda n: loops.append(n) if isinstance(n, tir.For)
                          else None)
     assert loops, "the column loop lies inside the assert"
+
+
+# -- integer division: one semantics on the compiled and the folded path ------------------------
+DIVISION = {"divide": "division", "floor_divide": "division", "mod": "modulo",
+            "floor_mod": "modulo"}
+
+
+def _reference(name, a, b):
+    """onnxruntime's integer semantics (truncating Div and fmod=1 Mod, numpy's floor forms),
+    with INT_MIN / -1 wrapping and its remainder 0."""
+    with np.errstate(over="ignore"):
+        q = np.abs(a) // np.abs(b)
+        trunc = np.where((a < 0) ^ (b < 0), -q, q).astype(a.dtype)
+        return {"divide": trunc, "floor_divide": np.floor_divide(a, b), "mod": np.fmod(a, b),
+                "floor_mod": np.mod(a, b)}[name]
+
+
+def _folded(name, a, b):
+    from tvm.relax.transform import FoldConstant
+
+    bb = relax.BlockBuilder()
+    with bb.function("main", []):
+        with bb.dataflow():
+            out = bb.emit_output(getattr(op, name)(relax.const(a), relax.const(b)))
+        bb.emit_func_output(out)
+    return FoldConstant(evaluator="numpy")(bb.get())
+
+
+def _result(mod):
+    body = mod["main"].body
+    return body.blocks[-1].bindings[-1].value if body.blocks else body.body
+
+
+@requires_llvm
+@pytest.mark.parametrize("dtype", ["int32", "int64", "uint8"])
+@pytest.mark.parametrize("name", sorted(DIVISION))
+def test_integer_division_agrees_on_both_paths_and_never_traps(name, dtype):
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(0)
+    a = rng.integers(info.min, info.max, 64, dtype=dtype, endpoint=True)
+    b = rng.integers(-9 if info.min else 1, 9, 64, dtype=dtype, endpoint=True)
+    b[b == 0] = 3
+    a[:4] = [info.min, info.min, info.max, 7]
+    b[:4] = [-1, 1, -1, -2] if info.min else [1, 2, 3, 2]
+    make = getattr(op, name)
+    want = _reference(name, a, b)
+    np.testing.assert_array_equal(_run(make, [a, b]), want)
+    folded = _result(_folded(name, a, b))
+    np.testing.assert_array_equal(np.asarray(folded.data), want)
+
+    b[5] = 0
+    message = rf"{name}: integer {DIVISION[name]} by zero"
+    with pytest.raises(ValueError, match=message):
+        _run(make, [a, b])
+    # the folded path leaves the call to the kernel, which fails the same way at run time
+    mod = _folded(name, a, b)
+    assert not isinstance(_result(mod), relax.Constant)
+    from tvm.relax.transform.numpy_eval import evaluate_with_numpy
+    from tvm.relax.op._numpy import CheckFailed
+
+    call = relax.BlockBuilder().normalize(make(relax.const(a), relax.const(b)))
+    with pytest.raises(CheckFailed, match=message):
+        evaluate_with_numpy(call, [a, b])
+    ex = relax.build(mod, target="llvm")
+    with pytest.raises(ValueError, match=message):
+        relax.VirtualMachine(ex, tvm.runtime.cpu())["main"]()
+
+
+def test_take_out_of_range_is_not_folded_and_the_evaluator_says_why():
+    from tvm.relax.op._numpy import CheckFailed
+    from tvm.relax.transform.numpy_eval import evaluate_with_numpy
+
+    idx = np.array([0, 4], "int64")
+    call = relax.BlockBuilder().normalize(op.take(relax.const(X), relax.const(idx), axis=0))
+    with pytest.raises(CheckFailed, match="take: index 4 is out of range for axis 0 of size 4"):
+        evaluate_with_numpy(call, [X, idx])
