@@ -81,8 +81,8 @@ def _divide(a: Any, b: Any) -> Any:
     if a.dtype == object or b.dtype == object:
         return _np.vectorize(_truncdiv, otypes=[object])(a, b)
     if _np.issubdtype(_np.result_type(a, b), _np.integer):
-        q = _np.abs(a) // _np.abs(b)
-        return _np.where((a < 0) ^ (b < 0), -q, q)
+        # a - fmod(a, b) is an exact multiple of b (no overflow, INT_MIN included)
+        return (a - _np.fmod(a, b)) // b
     return _np.true_divide(a, b)
 
 
