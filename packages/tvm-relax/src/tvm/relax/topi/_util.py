@@ -78,9 +78,9 @@ def checked_index(raw: Any, size: Any, op: str, axis: Any) -> PrimExpr:
     """Index ``raw`` into an axis of length ``size``, negative values counting from the end
     (ONNX's rule), checked at run time: a value outside ``[-size, size)`` fails the kernel
     with a message naming ``op``, the value and the axis instead of reading memory."""
-    raw, size = int64(raw), int64(size)
+    raw, size = int64(raw), simplify(int64(size))
     zero = IntImm("int64", 0)
     wrapped = Select(LT(raw, zero), raw + size, raw)
-    return checked(wrapped, And(GE(raw, zero - size), LT(raw, size)),
+    return checked(wrapped, And(GE(raw, simplify(zero - size)), LT(raw, size)),
                    f"{op}: index %lld is out of range for axis {axis} of size %lld",
                    raw, size)
