@@ -155,3 +155,20 @@ def test_take_out_of_range_is_not_folded_and_the_evaluator_says_why():
     call = relax.BlockBuilder().normalize(op.take(relax.const(X), relax.const(idx), axis=0))
     with pytest.raises(CheckFailed, match="take: index 4 is out of range for axis 0 of size 4"):
         evaluate_with_numpy(call, [X, idx])
+
+
+@requires_llvm
+@pytest.mark.parametrize("mode", ["clip", "wrap"])
+def test_take_clip_and_wrap_refuse_an_empty_axis(mode):
+    from tvm.relax.op._numpy import CheckFailed
+    from tvm.relax.transform.numpy_eval import evaluate_with_numpy
+
+    x, idx = np.zeros((0, 3), "float32"), np.array([5, -2], "int64")
+    make = lambda a, i: op.take(a, i, axis=0, mode=mode)  # noqa: E731
+    np.testing.assert_array_equal(_run(make, [X, idx]), np.take(X, idx, axis=0, mode=mode))
+    message = "take: index 5 into axis 0 of size 0"
+    with pytest.raises(ValueError, match=message):
+        _run(make, [x, idx])
+    call = relax.BlockBuilder().normalize(make(relax.const(x), relax.const(idx)))
+    with pytest.raises(CheckFailed, match=message):
+        evaluate_with_numpy(call, [x, idx])

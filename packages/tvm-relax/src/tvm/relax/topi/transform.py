@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from tvm import te, tir
-from tvm.tir.expr import EQ, GE, LT, FloorDiv, FloorMod, IntImm, Max, Min, PrimExpr, Select
+from tvm.tir.expr import EQ, GE, GT, LT, FloorDiv, FloorMod, IntImm, Max, Min, PrimExpr, Select
 
 from ._util import cast, checked_index, int64, is_float, simplify
 from .elemwise import _operand
@@ -185,12 +185,13 @@ def strided_slice(
 
 
 def _wrap_index(index: PrimExpr, size: PrimExpr, mode: str, op: str, axis: int) -> PrimExpr:
-    index, size = int64(index), int64(size)
-    if mode == "clip":
-        return Min(Max(index, IntImm("int64", 0)), size - 1)
-    if mode == "wrap":
-        return FloorMod(index, size)
-    return checked_index(index, size, op, axis)
+    if mode == "fast":
+        return checked_index(index, size, op, axis)
+    index, size = int64(index), simplify(int64(size))
+    pos = Min(Max(index, IntImm("int64", 0)), size - 1) if mode == "clip" else FloorMod(index, size)
+    # clip and wrap accept every index, but not an empty axis (no element to clip/wrap to)
+    return tir.checked(pos, GT(size, IntImm("int64", 0)),
+                       f"{op}: index %lld into axis {axis} of size 0", index)
 
 
 def take(x: te.Tensor, indices: te.Tensor, axis: int, mode: str = "fast") -> te.Tensor:
