@@ -70,6 +70,21 @@ def test_env_var_and_setter(monkeypatch):
         rt.set_num_threads(2.0)
 
 
+def test_thread_count_is_bounded(threads, monkeypatch):
+    from tvm.runtime.thread_pool import MAX_NUM_THREADS, NUM_THREADS_CELL
+
+    assert MAX_NUM_THREADS >= 1024
+    with pytest.raises(ValueError, match=rf"n = 1000000 exceeds the limit of {MAX_NUM_THREADS}"):
+        threads(10**6)
+    threads(MAX_NUM_THREADS)
+    assert rt.get_num_threads() == MAX_NUM_THREADS
+    monkeypatch.setenv("TVM_NUM_THREADS", str(10**9))
+    threads(None)
+    with pytest.warns(RuntimeWarning, match=r"TVM_NUM_THREADS=1000000000 exceeds the limit"):
+        assert rt.get_num_threads() == MAX_NUM_THREADS
+    assert NUM_THREADS_CELL.value == MAX_NUM_THREADS
+
+
 def test_bad_launch_arguments_return_errors():
     clear_last_error()
     assert parallel_launch(0, None, 2) == -1

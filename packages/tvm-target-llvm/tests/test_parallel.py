@@ -267,3 +267,35 @@ def test_exported_omp_library_runs_in_a_runtime_only_process(tmp_path):
     assert re.search(r"TEAM 2 \[(200|201|200, 201)\]", proc.stdout)  # a team of 2
     assert "TEAM 1 [100]" in proc.stdout
     assert "ERR pcheck: A[33] is negative" in proc.stdout
+
+
+HUGE_COUNT = """
+import sys, numpy as np
+from tvm import te, tir
+A = te.placeholder((4096,), "float32", name="A")
+s = tir.Schedule(te.create_prim_func([A, te.compute((4096,), lambda i: A[i] * 2, name="B")]))
+s.parallel(s.get_loops(s.get_block("B"))[0])
+mod = tir.build(s.mod, target="llvm -threading=" + sys.argv[1])
+a, b = np.ones(4096, "float32"), np.zeros(4096, "float32")
+mod["main"](a, b)
+assert (b == 2).all()
+from tvm.runtime import get_num_threads
+print("OK", get_num_threads())
+"""
+
+
+@pytest.mark.parametrize("threading", ["omp", "pool"])
+def test_a_huge_thread_count_is_clamped_not_a_crash(threading, tmp_path):
+    import os
+    import sys
+
+    script = tmp_path / "huge.py"
+    script.write_text(HUGE_COUNT)
+    env = dict(os.environ, TVM_NUM_THREADS="100000")
+    proc = subprocess.run([sys.executable, "-W", "always", str(script), threading],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    from tvm.runtime.thread_pool import MAX_NUM_THREADS
+
+    assert f"OK {MAX_NUM_THREADS}" in proc.stdout
+    assert "TVM_NUM_THREADS=100000 exceeds the limit" in proc.stderr

@@ -9,7 +9,10 @@ the first non-zero task result (later tasks are then skipped), and moves the fai
 task's error message to the calling thread.
 
 The thread count is ``TVM_NUM_THREADS`` (default: the number of CPUs) or
-:func:`set_num_threads`.  A launch from inside a running task runs serially on that thread.
+:func:`set_num_threads`, at most :data:`MAX_NUM_THREADS` (16 per CPU, at least 1024): a
+larger :func:`set_num_threads` is refused, a larger ``TVM_NUM_THREADS`` is clamped with a
+warning, so that a launch never asks the OS (or libgomp) for more threads than it can make.
+A launch from inside a running task runs serially on that thread.
 
 Kernels that launch natively (the llvm target's ``-threading=omp``, through libgomp) read
 the same count at each launch from :data:`NUM_THREADS_CELL`, a C ``int32_t`` whose address
@@ -41,6 +44,7 @@ __all__ = [
     "NUM_THREADS_ENV",
     "NUM_THREADS_CELL",
     "NUM_THREADS_POINTER",
+    "MAX_NUM_THREADS",
 ]
 
 NUM_THREADS_ENV = NUM_THREADS.name
@@ -57,8 +61,18 @@ _tls = threading.local()
 _forked = False
 
 
+#: The most threads a launch uses: 16 per CPU, at least 1024.
+MAX_NUM_THREADS = max(1024, 16 * (os.cpu_count() or 1))
+
+
 def _default_num_threads() -> int:
-    return NUM_THREADS.get() or os.cpu_count() or 1
+    n = NUM_THREADS.get() or os.cpu_count() or 1
+    if n > MAX_NUM_THREADS:
+        warnings.warn(f"{NUM_THREADS_ENV}={n} exceeds the limit of {MAX_NUM_THREADS} threads "
+                      f"(16 per CPU, at least 1024); using {MAX_NUM_THREADS}", RuntimeWarning,
+                      stacklevel=3)
+        n = MAX_NUM_THREADS
+    return n
 
 
 def get_num_threads() -> int:
@@ -81,6 +95,9 @@ def set_num_threads(n: int | None) -> None:
         raise TypeError(f"set_num_threads: n must be an int, got {type(n).__name__}")
     if n < 1:
         raise ValueError(f"set_num_threads: n must be >= 1, got {n}")
+    if n > MAX_NUM_THREADS:
+        raise ValueError(f"set_num_threads: n = {n} exceeds the limit of {MAX_NUM_THREADS} "
+                         f"threads (16 per CPU, at least 1024)")
     _num_threads = n
     _sync_cell()
 
@@ -88,7 +105,7 @@ def set_num_threads(n: int | None) -> None:
 def _quiet_default() -> int:
     with warnings.catch_warnings():  # a bad TVM_NUM_THREADS warns at get_num_threads
         warnings.simplefilter("ignore")
-        return min(_default_num_threads(), 2**31 - 1)
+        return _default_num_threads()
 
 
 #: The thread count as a C ``int32_t`` that natively launching kernels read (see above).
@@ -100,7 +117,7 @@ NUM_THREADS_POINTER = ctypes.pointer(NUM_THREADS_CELL)
 def _sync_cell() -> None:
     """Make the C cell follow the thread count (1 in a forked child)."""
     count = _num_threads if _num_threads is not None else _quiet_default()
-    NUM_THREADS_CELL.value = 1 if _forked else min(count, 2**31 - 1)
+    NUM_THREADS_CELL.value = 1 if _forked else count
 
 
 class _Job:

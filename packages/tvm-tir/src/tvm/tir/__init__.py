@@ -13,10 +13,10 @@ from .functor import (
     ExprMutator, ExprVisitor, StmtExprMutator, StmtExprVisitor, StmtMutator, StmtVisitor,
 )
 from .op import (
-    abs, all, any, call_extern, call_intrin, call_pure_extern, ceil, cos, erf, exp, exp2, fabs,
-    floor, floordiv, floormod, if_then_else, infinity, isfinite, isinf, isnan, likely, log, log1p,
-    log2, log10, max, max_value, min, min_value, neg_infinity, power, round, rsqrt, sigmoid, sin,
-    sqrt, tan, tanh, truncdiv, truncmod,
+    abs, all, any, call_extern, call_intrin, call_pure_extern, ceil, checked, cos, erf, exp, exp2,
+    fabs, floor, floordiv, floormod, if_then_else, infinity, isfinite, isinf, isnan, likely, log,
+    log1p, log2, log10, max, max_value, min, min_value, neg_infinity, power, round, rsqrt, sigmoid,
+    sin, sqrt, tan, tanh, truncdiv, truncmod,
 )
 from .stmt import (
     Allocate, AssertStmt, AttrStmt, Block, BlockRealize, BufferRegion, BufferStore, DeclBuffer,

@@ -57,13 +57,16 @@ def get_lowering_pipeline() -> Sequential:
     copy per iteration; a CPU schedule marks per-row intermediates ``local`` for that).
 
     LegalizeLowPrecision comes right after FlattenBuffer: from there on no float8/float4/
-    int4/int2 dtype is left (bytes and bit arithmetic instead), for every target."""
+    int4/int2 dtype is left (bytes and bit arithmetic instead), for every target.  LowerChecks
+    turns the ``tir.check`` values of data-dependent reads (gather indices, integer divisors)
+    into asserts once the blocks are gone."""
     from . import transform as T
 
     return Sequential(
         [
             T.LowerInitBlock(),
             T.LowerOpaqueBlock(),
+            T.LowerChecks(),
             T.CompactBufferAllocation(),
             T.FlattenBuffer(),
             T.LegalizeLowPrecision(),

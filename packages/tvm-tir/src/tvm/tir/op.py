@@ -42,6 +42,7 @@ OTHER_INTRINSICS = {
     "call_llvm_intrin": "pure", "call_llvm_pure_intrin": "pure", "undef": "pure",
     "vectorhigh": "pure", "vectorlow": "pure", "vectorcombine": "pure",
     "isnullptr": "pure", "tvm_fill_fragment": "side_effect", "tvm_mma_sync": "side_effect",
+    "check": "pure",
 }
 
 for _name in FLOAT_MATH:
@@ -177,6 +178,19 @@ def if_then_else(cond: Any, t: Any, f: Any) -> PrimExpr:
     t, f = _match_types(t, f)
     cond = convert(cond)
     return Call(t.dtype, Op.get("tir.if_then_else"), (cond, t, f))
+
+
+def checked(value: Any, cond: Any, message: str, *args: Any) -> PrimExpr:
+    """``value``, provided ``cond`` holds; otherwise the kernel fails with ``message``.
+
+    ``message`` may hold printf-style ``%lld`` placeholders filled with ``args`` (int64
+    expressions), e.g. ``"gather: index %lld is out of range"``.  The TIR pass LowerChecks
+    turns each such call into an ``AssertStmt`` before the statement that computes it (hoisted
+    out of loops it does not depend on), so every target that reports errors raises it; the
+    check is pure, so a value nobody uses is not checked."""
+    value, cond = convert(value), convert(cond)
+    margs = tuple(Cast("int64", a) if a.dtype != "int64" else a for a in map(convert, args))
+    return Call(value.dtype, Op.get("tir.check"), (value, cond, StringImm(message)) + margs)
 
 
 def likely(cond: Any) -> PrimExpr:

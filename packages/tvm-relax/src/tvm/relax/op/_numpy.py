@@ -17,13 +17,31 @@ import numpy as np
 from ..analysis.struct_info_analysis import get_static_shape
 from ..expr import Call
 
-__all__ = ["NumpyEvalError", "out_shape", "erf", "to_layout", "int_value",
-           "elementwise"]
+__all__ = ["NumpyEvalError", "CheckFailed", "out_shape", "erf", "to_layout", "int_value",
+           "elementwise", "check_index"]
 
 
 class NumpyEvalError(RuntimeError):
     """An op cannot be evaluated with numpy here, or its evaluator disagrees with the call's
     StructInfo."""
+
+
+class CheckFailed(NumpyEvalError, ValueError):
+    """The values fail a check the compiled kernel makes at run time (an index out of range,
+    an integer division by zero); the message is the kernel's.  FoldConstant leaves such a
+    call unfolded, so the program fails where and when the kernel would."""
+
+
+def check_index(idx: Any, size: int, op: str, axis: Any) -> np.ndarray:
+    """``idx`` (int64) with negative values counted from the end of an axis of length
+    ``size``; :class:`CheckFailed` with the kernel's message for a value outside
+    ``[-size, size)`` (``tvm.relax.topi._util.checked_index`` is the kernel's side)."""
+    idx = np.asarray(idx).astype(np.int64)
+    bad = (idx < -size) | (idx >= size)
+    if bad.any():
+        value = int(idx[bad].flat[0])
+        raise CheckFailed(f"{op}: index {value} is out of range for axis {axis} of size {size}")
+    return np.where(idx < 0, idx + size, idx)
 
 
 def out_shape(call: Call) -> tuple[int, ...]:

@@ -73,7 +73,7 @@ for _name in BINARY_OPS:
 # -- numpy semantics (integer ops also run on object arrays of symbolic shape values) ----------
 import numpy as _np  # noqa: E402
 
-from ._numpy import elementwise as _elementwise  # noqa: E402
+from ._numpy import CheckFailed as _CheckFailed, elementwise as _elementwise  # noqa: E402
 
 
 def _divide(a: Any, b: Any) -> Any:
@@ -81,8 +81,8 @@ def _divide(a: Any, b: Any) -> Any:
     if a.dtype == object or b.dtype == object:
         return _np.vectorize(_truncdiv, otypes=[object])(a, b)
     if _np.issubdtype(_np.result_type(a, b), _np.integer):
-        q = _np.abs(a) // _np.abs(b)
-        return _np.where((a < 0) ^ (b < 0), -q, q)
+        # a - fmod(a, b) is an exact multiple of b (no overflow, INT_MIN included)
+        return (a - _np.fmod(a, b)) // b
     return _np.true_divide(a, b)
 
 
@@ -97,9 +97,33 @@ def _truncdiv(a: Any, b: Any) -> Any:
     return q if (a >= 0) == (b >= 0) else -q
 
 
+def _int_division(name: str, what: str, fn: Any) -> Any:
+    """``fn`` with the kernels' integer semantics (``topi.elemwise._int_division``): a zero
+    divisor raises :class:`CheckFailed` with the kernel's message, ``INT_MIN / -1`` wraps
+    (remainder 0).  Floats and symbolic values pass through."""
+
+    def f(a: Any, b: Any) -> Any:
+        a, b = _np.asarray(a), _np.asarray(b)
+        if b.dtype == object:
+            zero = any(isinstance(v, (int, _np.integer)) and v == 0 for v in b.flat)
+        elif _np.issubdtype(b.dtype, _np.integer) and _np.issubdtype(a.dtype, _np.integer):
+            zero = bool((b == 0).any())
+        else:
+            return fn(a, b)
+        if zero:
+            raise _CheckFailed(f"{name}: integer {what} by zero")
+        with _np.errstate(over="ignore", divide="ignore"):
+            return fn(a, b)
+
+    return f
+
+
 NUMPY_BINARY = {
-    "add": _np.add, "subtract": _np.subtract, "multiply": _np.multiply, "divide": _divide,
-    "floor_divide": _np.floor_divide, "mod": _np.fmod, "floor_mod": _np.mod,
+    "add": _np.add, "subtract": _np.subtract, "multiply": _np.multiply,
+    "divide": _int_division("divide", "division", _divide),
+    "floor_divide": _int_division("floor_divide", "division", _np.floor_divide),
+    "mod": _int_division("mod", "modulo", _np.fmod),
+    "floor_mod": _int_division("floor_mod", "modulo", _np.mod),
     "power": _np.power, "maximum": _np.maximum, "minimum": _np.minimum, "equal": _np.equal,
     "not_equal": _np.not_equal, "less": _np.less, "less_equal": _np.less_equal,
     "greater": _np.greater, "greater_equal": _np.greater_equal,

@@ -480,6 +480,7 @@ def _legalize_one_hot(bb: Any, call: Call) -> Expr:
 # -- numpy semantics (these also run on object arrays of symbolic shape values) ---------------
 import numpy as _np  # noqa: E402
 
+from ._numpy import CheckFailed as _CheckFailed, check_index as _check_index  # noqa: E402
 from ._numpy import int_value as _int_value  # noqa: E402
 
 
@@ -499,6 +500,8 @@ def _eval_take(call: Call, x: Any, indices: Any) -> Any:
     idx = _np.asarray(indices).astype(_np.int64)
     if axis is None:
         x, axis = _np.ravel(x), 0
-    if mode == "fast":  # negative indices count from the end
-        idx = _np.where(idx < 0, idx + x.shape[axis], idx)
+    if mode == "fast":  # negative indices count from the end; others out of range fail
+        return _np.take(x, _check_index(idx, x.shape[axis], "take", axis), axis=axis)
+    if x.shape[axis] == 0 and idx.size:
+        raise _CheckFailed(f"take: index {int(idx.flat[0])} into axis {axis} of size 0")
     return _np.take(x, idx, axis=axis, mode="wrap" if mode == "wrap" else "clip")

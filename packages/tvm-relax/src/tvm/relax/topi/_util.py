@@ -6,12 +6,13 @@ from typing import Any, Sequence
 
 from tvm.arith import Analyzer
 from tvm.ffi.dtype import DTypeCode, is_float_code, parse_dtype
-from tvm.tir.expr import Cast, IntImm, PrimExpr, const
+from tvm.tir.expr import GE, LT, And, Cast, IntImm, PrimExpr, Select, const
+from tvm.tir.op import checked
 from tvm.tir.expr_util import is_const_int
 
 __all__ = [
     "is_float", "is_bool", "is_signed_int", "cast", "int64", "simplify", "prod",
-    "broadcast_index",
+    "broadcast_index", "checked_index",
 ]
 
 _ANALYZER = Analyzer()
@@ -71,3 +72,15 @@ def broadcast_index(out_index: Sequence[PrimExpr], shape: Sequence[PrimExpr]) ->
         IntImm(out_index[offset + i].dtype, 0) if is_const_int(dim, 1) else out_index[offset + i]
         for i, dim in enumerate(shape)
     )
+
+
+def checked_index(raw: Any, size: Any, op: str, axis: Any) -> PrimExpr:
+    """Index ``raw`` into an axis of length ``size``, negative values counting from the end
+    (ONNX's rule), checked at run time: a value outside ``[-size, size)`` fails the kernel
+    with a message naming ``op``, the value and the axis instead of reading memory."""
+    raw, size = int64(raw), simplify(int64(size))
+    zero = IntImm("int64", 0)
+    wrapped = Select(LT(raw, zero), raw + size, raw)
+    return checked(wrapped, And(GE(raw, simplify(zero - size)), LT(raw, size)),
+                   f"{op}: index %lld is out of range for axis {axis} of size %lld",
+                   raw, size)

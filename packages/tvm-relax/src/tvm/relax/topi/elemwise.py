@@ -8,7 +8,7 @@ from typing import Any, Callable, Optional
 from tvm import te, tir
 from tvm.tir.expr import (
     EQ, GE, GT, LE, LT, NE, And, Cast, Div, FloorDiv, FloorMod, Max, Min, Mod, Not, Or, PrimExpr,
-    Select,
+    Select, const,
 )
 
 from ._util import broadcast_index, cast, is_bool, is_float, is_signed_int
@@ -98,22 +98,54 @@ UNARY_FUNCS: dict[str, Callable[[PrimExpr], PrimExpr]] = {
 }
 
 
+def _int_division(name: str, what: str, minus_one: Callable[[PrimExpr], PrimExpr],
+                  fn: Callable[[PrimExpr, PrimExpr], PrimExpr]) -> Callable[..., PrimExpr]:
+    """Integer ``fn(a, b)`` with onnxruntime's semantics and no trap: a zero divisor fails
+    the kernel with ``"<name>: integer <what> by zero"`` (the numpy evaluators raise the same),
+    and a signed division by -1 is ``minus_one(a)`` (wrapping: ``INT_MIN / -1 == INT_MIN``,
+    the remainder 0), so the hardware divide never sees 0 or ``INT_MIN / -1``."""
+
+    def f(a: PrimExpr, b: PrimExpr) -> PrimExpr:
+        zero = const(0, b.dtype)
+        if is_signed_int(a.dtype):
+            by_minus_one = EQ(b, const(-1, b.dtype))
+            safe = Select(Or(EQ(b, zero), by_minus_one), const(1, b.dtype), b)
+            value = Select(by_minus_one, minus_one(a), fn(a, safe))
+        else:
+            value = fn(a, Select(EQ(b, zero), const(1, b.dtype), b))
+        return tir.op.checked(value, NE(b, zero), f"{name}: integer {what} by zero")
+
+    return f
+
+
+def _wrapping_neg(a: PrimExpr) -> PrimExpr:
+    """``-a`` modulo 2**bits (computed unsigned: signed negation of INT_MIN overflows)."""
+    udt = "u" + a.dtype
+    return Cast(a.dtype, Cast(udt, const(0, a.dtype)) - Cast(udt, a))
+
+
+_int_divide = _int_division("divide", "division", _wrapping_neg, Div)
+_int_floor_divide = _int_division("floor_divide", "division", _wrapping_neg, FloorDiv)
+_int_mod = _int_division("mod", "modulo", lambda a: const(0, a.dtype), Mod)
+_int_floor_mod = _int_division("floor_mod", "modulo", lambda a: const(0, a.dtype), FloorMod)
+
+
 def _divide(a: PrimExpr, b: PrimExpr) -> PrimExpr:
-    return Div(a, b)
+    return Div(a, b) if is_float(a.dtype) else _int_divide(a, b)
 
 
 def _floor_divide(a: PrimExpr, b: PrimExpr) -> PrimExpr:
-    return tir.floor(Div(a, b)) if is_float(a.dtype) else FloorDiv(a, b)
+    return tir.floor(Div(a, b)) if is_float(a.dtype) else _int_floor_divide(a, b)
 
 
 def _mod(a: PrimExpr, b: PrimExpr) -> PrimExpr:
-    return tir.op.fmod(a, b) if is_float(a.dtype) else Mod(a, b)
+    return tir.op.fmod(a, b) if is_float(a.dtype) else _int_mod(a, b)
 
 
 def _floor_mod(a: PrimExpr, b: PrimExpr) -> PrimExpr:
     if is_float(a.dtype):
         return a - tir.floor(Div(a, b)) * b
-    return FloorMod(a, b)
+    return _int_floor_mod(a, b)
 
 
 def _power(a: PrimExpr, b: PrimExpr) -> PrimExpr:

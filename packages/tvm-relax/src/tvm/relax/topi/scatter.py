@@ -6,10 +6,10 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from tvm.tir import BufferStore, PrimFunc
-from tvm.tir.expr import LT, Max, Min, Select
+from tvm.tir.expr import Max, Min
 
 from ._tir import FuncBuilder, fresh_shapes, i64, loop_nest, seq
-from ._util import int64
+from ._util import checked_index
 
 __all__ = ["scatter_elements_func", "scatter_nd_func"]
 
@@ -28,7 +28,7 @@ def scatter_elements_func(
 ) -> PrimFunc:
     """``out = data``; then for each position ``p`` of ``indices``:
     ``out[p with p[axis] = indices[p]] = combine(old, updates[p])`` (later updates win for
-    ``update``; negative indices count from the end)."""
+    ``update``; negative indices count from the end, others out of range fail the kernel)."""
     combine = _COMBINE[reduction]
     shape, index_shape = fresh_shapes(shape, index_shape)
     fb = FuncBuilder()
@@ -39,8 +39,7 @@ def scatter_elements_func(
     copy = loop_nest(shape, lambda i: BufferStore(out, data[tuple(i)], tuple(i)))
 
     def apply(p: list) -> Any:
-        raw = int64(indices[tuple(p)])
-        pos = Select(LT(raw, i64(0)), raw + int64(shape[axis]), raw)
+        pos = checked_index(indices[tuple(p)], shape[axis], "scatter_elements", axis)
         dst = list(p)
         dst[axis] = pos
         return BufferStore(out, combine(out[tuple(dst)], updates[tuple(p)]), tuple(dst))
@@ -69,8 +68,7 @@ def scatter_nd_func(
     def apply(p: list) -> Any:
         head = []
         for j in range(k):
-            raw = int64(indices[(*p, i64(j))])
-            head.append(Select(LT(raw, i64(0)), raw + int64(shape[j]), raw))
+            head.append(checked_index(indices[(*p, i64(j))], shape[j], "scatter_nd", j))
 
         def store(t: list) -> Any:
             dst = (*head, *t)

@@ -9,11 +9,11 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from tvm import te, tir
-from tvm.tir.expr import EQ, GE, LT, FloorDiv, FloorMod, IntImm, Max, Min, PrimExpr, Select
+from tvm.tir.expr import EQ, GE, GT, LT, FloorDiv, FloorMod, IntImm, Max, Min, PrimExpr, Select
 
 from tvm.arith import Analyzer
 
-from ._util import cast, int64, is_float, simplify
+from ._util import cast, checked_index, int64, is_float, simplify
 from .elemwise import _operand
 
 __all__ = [
@@ -206,23 +206,24 @@ def strided_slice(
     return te.compute(tuple(shape), f, name="T_strided_slice")
 
 
-def _wrap_index(index: PrimExpr, size: PrimExpr, mode: str) -> PrimExpr:
-    index, size = int64(index), int64(size)
-    if mode == "clip":
-        return Min(Max(index, IntImm("int64", 0)), size - 1)
-    if mode == "wrap":
-        return FloorMod(index, size)
-    return Select(LT(index, IntImm("int64", 0)), index + size, index)
+def _wrap_index(index: PrimExpr, size: PrimExpr, mode: str, op: str, axis: int) -> PrimExpr:
+    if mode == "fast":
+        return checked_index(index, size, op, axis)
+    index, size = int64(index), simplify(int64(size))
+    pos = Min(Max(index, IntImm("int64", 0)), size - 1) if mode == "clip" else FloorMod(index, size)
+    # clip and wrap accept every index, but not an empty axis (no element to clip/wrap to)
+    return tir.checked(pos, GT(size, IntImm("int64", 0)),
+                       f"{op}: index %lld into axis {axis} of size 0", index)
 
 
 def take(x: te.Tensor, indices: te.Tensor, axis: int, mode: str = "fast") -> te.Tensor:
     """``x`` indexed along ``axis`` by ``indices``; ``mode``: fast (negative indices count
-    from the end), clip or wrap."""
+    from the end, an index out of range is a run-time error), clip or wrap."""
     shape = (*x.shape[:axis], *indices.shape, *x.shape[axis + 1:])
     k = indices.ndim
 
     def f(*i: Any) -> PrimExpr:
-        pos = _wrap_index(indices(*i[axis:axis + k]), x.shape[axis], mode)
+        pos = _wrap_index(indices(*i[axis:axis + k]), x.shape[axis], mode, "take", axis)
         return x(*i[:axis], pos, *i[axis + k:])
 
     return te.compute(shape, f, name="T_take")
@@ -233,7 +234,7 @@ def gather_elements(x: te.Tensor, indices: te.Tensor, axis: int) -> te.Tensor:
 
     def f(*i: Any) -> PrimExpr:
         src = list(i)
-        src[axis] = _wrap_index(indices(*i), x.shape[axis], "fast")
+        src[axis] = _wrap_index(indices(*i), x.shape[axis], "fast", "gather_elements", axis)
         return x(*src)
 
     return te.compute(indices.shape, f, name="T_gather_elements")
@@ -251,7 +252,8 @@ def gather_nd(x: te.Tensor, indices: te.Tensor, batch_dims: int = 0) -> te.Tenso
         src = list(lead[:batch_dims])
         for j in range(m):
             pos = indices(*lead, IntImm("int64", j))
-            src.append(_wrap_index(pos, x.shape[batch_dims + j], "fast"))
+            src.append(_wrap_index(pos, x.shape[batch_dims + j], "fast", "gather_nd",
+                                   batch_dims + j))
         src.extend(i[nlead:])
         return x(*src)
 

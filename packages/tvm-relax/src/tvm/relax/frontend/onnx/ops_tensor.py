@@ -323,33 +323,16 @@ def _slice(ctx: Any) -> Any:
 
 
 # -- Gather / Scatter ------------------------------------------------------------------------
-def _norm_indices(ctx: Any, idx_i: int, dim: Any) -> Any:
-    """Indices with negatives wrapped (at import time when constant)."""
-    const = ctx.const(idx_i)
-    if const is not None:
-        if isinstance(dim, int):
-            return ctx.const_expr(np.where(const < 0, const + dim, const), ctx.dtype(idx_i))
-        return ctx.input(idx_i)
-    idx = ctx.input(idx_i)
-    if not isinstance(dim, int):
-        return idx
-    dt = ctx.dtype(idx_i)
-    zero = ctx.const_expr(0, dt)
-    return R.where(R.less(idx, zero), idx + ctx.const_expr(dim, dt), idx)
-
-
 @converter("Gather")
 def _gather(ctx: Any) -> Any:
     axis = _norm(ctx.attr("axis", 0), ctx.ndim(0), ctx)
-    idx = _norm_indices(ctx, 1, ctx.shape(0)[axis])
-    return R.take(ctx.input(0), idx, axis=axis)
+    return R.take(ctx.input(0), ctx.input(1), axis=axis)  # negatives wrapped, range checked
 
 
 @converter("GatherElements")
 def _gather_elements(ctx: Any) -> Any:
     axis = _norm(ctx.attr("axis", 0), ctx.ndim(0), ctx)
-    idx = _norm_indices(ctx, 1, ctx.shape(0)[axis])
-    return R.gather_elements(ctx.input(0), idx, axis=axis)
+    return R.gather_elements(ctx.input(0), ctx.input(1), axis=axis)
 
 
 @converter("GatherND")
@@ -360,34 +343,16 @@ def _gather_nd(ctx: Any) -> Any:
 @converter("ScatterElements", "Scatter")
 def _scatter_elements(ctx: Any) -> Any:
     axis = _norm(ctx.attr("axis", 0), ctx.ndim(0), ctx)
-    idx = _norm_indices(ctx, 1, ctx.shape(0)[axis])
     reduction = ctx.attr("reduction", "none")
-    return R.scatter_elements(ctx.input(0), idx, ctx.input(2), axis=axis, reduction=reduction)
+    return R.scatter_elements(ctx.input(0), ctx.input(1), ctx.input(2), axis=axis,
+                              reduction=reduction)
 
 
 @converter("ScatterND")
 def _scatter_nd(ctx: Any) -> Any:
-    """Flattened: each index tuple addresses a contiguous slice of the flattened data, so
-    ScatterND is a 1-d scatter_elements at linear positions."""
-    reduction = ctx.attr("reduction", "none")
-    shape = ctx.static_shape(0)
-    ishape = ctx.static_shape(1)
-    if shape is None or ishape is None:
-        raise ctx.unsupported("needs static data and indices shapes")
-    k = ishape[-1]
-    strides = [int(np.prod(shape[i + 1:])) for i in range(len(shape))]
-    inner = int(np.prod(shape[k:]))
-    idx = ctx.input(1)
-    if ctx.dtype(1) != "int64":
-        idx = R.astype(idx, "int64")
-    dims = ctx.const_expr(np.asarray(shape[:k]), "int64")
-    idx = R.where(R.less(idx, ctx.const_expr(0, "int64")), idx + dims, idx)
-    lin = R.sum(idx * ctx.const_expr(np.asarray(strides[:k]), "int64"), [-1], True)
-    lin = lin + ctx.const_expr(np.arange(inner), "int64")  # (..., inner)
-    flat = R.reshape(ctx.input(0), [-1])
-    upd = R.reshape(ctx.input(2), [-1])
-    out = R.scatter_elements(flat, R.reshape(lin, [-1]), upd, axis=0, reduction=reduction)
-    return R.reshape(out, shape)
+    """Each index tuple checked per dimension (negatives wrapped) by the kernel."""
+    return R.scatter_nd(ctx.input(0), ctx.input(1), ctx.input(2),
+                        reduction=ctx.attr("reduction", "none"))
 
 
 @converter("CenterCropPad")
