@@ -18,6 +18,7 @@ from typing import Any
 
 from .evaluator import ExprEvaluator, VarTable
 from .source import Source
+from .vocabulary import import_module, module_attribute, vocabulary_modules
 
 __all__ = [
     "register_decorator",
@@ -90,7 +91,7 @@ def parse_definition(
     ``default`` handles a definition without a registered decorator (``T.parse`` of a bare
     ``def``); without it such a definition is an error.
     """
-    evaluator = ExprEvaluator(source, VarTable(env))
+    evaluator = ExprEvaluator(source, VarTable(env, source.trusted))
     for dec in node.decorator_list:  # type: ignore[attr-defined]
         options: dict[str, Any] = {}
         if isinstance(dec, ast.Call):
@@ -131,8 +132,10 @@ def from_source(
 ) -> Any:
     """Parse TVMScript text: the (last) decorated definition in it, as IR.
 
-    Import statements in the text run; ``T``/``I``/``R`` are available without them.  Extra
-    names (say, for meta values) come from ``env``.
+    The text is data: it is evaluated under :mod:`.vocabulary`'s rules and never runs Python
+    of its own (an import statement may name a TVMScript namespace only, such as
+    ``from tvm.script import tir as T``).  ``T``/``I``/``R`` are available without imports.
+    Extra names (say, for meta values) come from ``env``: the caller's own values.
     """
     source = Source.from_text(text, name)
     module = source.parse()
@@ -162,24 +165,32 @@ def from_source(
 
 
 def _run_import(stmt: ast.stmt, source: Source, names: dict[str, Any]) -> None:
+    """An import statement of script text: TVMScript namespaces only (nothing else is
+    imported, so no module of the text's choosing runs)."""
     try:
         if isinstance(stmt, ast.Import):
             for alias in stmt.names:
-                top = importlib.import_module(alias.name)
-                if alias.asname:
-                    names[alias.asname] = top
-                else:
-                    root = alias.name.split(".")[0]
-                    names[root] = importlib.import_module(root)
+                if not alias.asname:
+                    raise ImportError(f"`import {alias.name}` binds a package that is not a "
+                                      "TVMScript namespace; use `from tvm.script import tir "
+                                      "as T` (or `import ... as NAME`)")
+                names[alias.asname] = import_module(alias.name, source.trusted)
         else:
             assert isinstance(stmt, ast.ImportFrom)
             if stmt.level:
                 raise ImportError("relative imports are not supported in TVMScript text")
-            module = importlib.import_module(stmt.module or "")
             for alias in stmt.names:
-                value = getattr(module, alias.name, None)
-                if value is None:
-                    value = importlib.import_module(f"{stmt.module}.{alias.name}")
+                if alias.name == "*":
+                    raise ImportError("`import *` is not supported in TVMScript text")
+                if stmt.module in vocabulary_modules():
+                    module = import_module(stmt.module, source.trusted)
+                    try:
+                        value = module_attribute(module, alias.name)
+                    except AttributeError:
+                        raise ImportError(f"{stmt.module} has no TVMScript name "
+                                          f"{alias.name!r}") from None
+                else:
+                    value = import_module(f"{stmt.module}.{alias.name}", source.trusted)
                 names[alias.asname or alias.name] = value
     except ImportError as err:
         raise source.error(f"import failed: {err}", stmt) from None

@@ -23,13 +23,18 @@ class Source:
 
     ``text`` is parseable on its own (the common indentation of the definition removed);
     line 1 of ``text`` is line ``start_line`` of file ``name`` and every non-blank line lost
-    ``indent`` leading characters.
+    ``indent`` leading characters.  ``trusted`` is True only for the source of a Python
+    definition (the user's own code, evaluated with its full environment); script text is
+    data and is evaluated under :mod:`~tvm.script.parser_core.vocabulary`'s rules.
     """
 
-    __slots__ = ("text", "name", "start_line", "indent", "_lines", "_ascii", "_source_name")
+    __slots__ = ("text", "name", "start_line", "indent", "trusted", "_lines", "_ascii",
+                 "_source_name")
 
-    def __init__(self, text: str, name: str = "<string>", start_line: int = 1, indent: int = 0):
+    def __init__(self, text: str, name: str = "<string>", start_line: int = 1, indent: int = 0,
+                 trusted: bool = False):
         self.text = text
+        self.trusted = trusted
         self.name = name
         self.start_line = start_line
         self.indent = indent
@@ -63,7 +68,7 @@ class Source:
         name = inspect.getsourcefile(obj) or inspect.getfile(obj)
         indent = lines[0][: len(lines[0]) - len(lines[0].lstrip())] if lines else ""
         text = "".join(_dedent_line(line, indent) for line in lines)
-        return cls(text, name, max(start, 1), len(indent))
+        return cls(text, name, max(start, 1), len(indent), trusted=True)
 
     def parse(self) -> ast.Module:
         """The Python AST of the text; a syntax error becomes a :class:`DiagnosticError`."""

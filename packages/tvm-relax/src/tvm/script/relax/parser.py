@@ -113,8 +113,9 @@ class _Evaluator(ExprEvaluator):
         namespace = obj if isinstance(obj, OpNamespace) else None
         if namespace is None and getattr(obj, "__name__", None) == "tvm.script.relax":
             namespace = ROOT
+        self.check_attribute(obj, node)
         try:
-            return getattr(obj, node.attr)
+            return self.get_attribute(obj, node.attr)
         except AttributeError:
             pass
         except Exception as err:  # noqa: BLE001
@@ -165,7 +166,7 @@ class RelaxParser:
                                "private, pure, check_well_formed", node)
         self.node = node
         self.source = source
-        self.vars = VarTable(env)
+        self.vars = VarTable(env, source.trusted)
         self.eval = _Evaluator(self)
         self.sym = SymbolScope(env)
         self.module = module
