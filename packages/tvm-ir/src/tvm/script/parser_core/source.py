@@ -13,6 +13,7 @@ import inspect
 from typing import Any
 
 from tvm.ir.diagnostics import DiagnosticError, register_source
+from tvm.ffi.structural import deep_recursion
 from tvm.ir.span import SourceName, Span
 
 __all__ = ["Source"]
@@ -73,7 +74,12 @@ class Source:
     def parse(self) -> ast.Module:
         """The Python AST of the text; a syntax error becomes a :class:`DiagnosticError`."""
         try:
-            return ast.parse(self.text)
+            with deep_recursion():
+                return ast.parse(self.text)
+        except RecursionError:
+            raise DiagnosticError(
+                "the script is nested too deeply for Python's parser",
+                Span(self._source_name, self.start_line, self.indent + 1, 0, 0)) from None
         except SyntaxError as err:
             line = err.lineno or 1
             col = err.offset or 1
