@@ -215,7 +215,7 @@ class _Sample:
 
     @R.function
     def main(x: R.Tensor(("n", 8), "float32")) -> R.Tensor(("n", 8), "float32"):
-        n = T.int64()
+        n = T.int64()  # noqa: F841 - declares the symbolic dim
         with R.dataflow():
             y = R.add(x, R.const(np.ones((8,), "float32")))
             z = R.nn.relu(y)
