@@ -191,15 +191,30 @@ def test_ten_thousand_term_expression_parses() -> None:
     assert func is not None
 
 
-def test_deeply_nested_expression_fails_with_a_location() -> None:
-    nested = "T.max(" * 3000 + "a" + ", 1)" * 3000
-    text = f"@T.prim_func\ndef f(a: T.int32):\n    T.evaluate({nested})\n"
-    try:
+_DEEP = {
+    "nested calls": "T.evaluate(" + "T.max(" * 3000 + "a" + ", 1)" * 3000 + ")",
+    "right-nested sums": "T.evaluate(" + "a + (" * 10_000 + "a" + ")" * 10_000 + ")",
+    "unary chain": "T.evaluate(" + "-" * 10_000 + "a)",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(_DEEP))
+def test_deep_nesting_fails_with_a_location_not_recursion_error(kind: str) -> None:
+    text = f"@T.prim_func\ndef f(a: T.int32):\n    {_DEEP[kind]}\n"
+    with pytest.raises(DiagnosticError) as info:
         T.parse(text)
+    assert info.value.span is not None and info.value.span.line >= 1
+
+
+def test_deep_relax_binding_fails_with_a_location() -> None:
+    chain = " + ".join(["x"] * 10_000)
+    text = f"@R.function\ndef f(x: R.Tensor((4,), 'float32')):\n    y = {chain}\n    return y\n"
+    try:
+        R.parse(text)
     except DiagnosticError as err:
-        assert err.span is not None and err.span.line >= 1
+        assert err.span.line == 3
     except RecursionError:  # pragma: no cover - the failure this test guards against
-        pytest.fail("RecursionError escaped the parser")
+        pytest.fail("RecursionError escaped the Relax parser")
 
 
 # -- round trips still hold --------------------------------------------------------------

@@ -160,7 +160,14 @@ def from_source(
         raise source.error("no function or class definition found in the TVMScript text")
     result = None
     for node in definitions:
-        result = parse_definition(node, source, [names], default)
+        try:
+            result = parse_definition(node, source, [names], default)
+        except RecursionError:
+            # a last resort: the evaluator and the dialect parsers report deep nesting at the
+            # expression; this catches what an IR constructor or check underneath hit
+            raise source.error(f"{getattr(node, 'name', 'the definition')!r} is nested too "
+                               "deeply to parse; split deep expressions into named parts",
+                               node) from None
     return result
 
 

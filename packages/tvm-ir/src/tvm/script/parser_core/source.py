@@ -76,7 +76,7 @@ class Source:
         try:
             with deep_recursion():
                 return ast.parse(self.text)
-        except RecursionError:
+        except (RecursionError, MemoryError):  # CPython's parser gives up on deep nesting
             raise DiagnosticError(
                 "the script is nested too deeply for Python's parser",
                 Span(self._source_name, self.start_line, self.indent + 1, 0, 0)) from None

@@ -197,6 +197,9 @@ class RelaxParser:
             raise
         except (RelaxError, TypeError, ValueError, KeyError, IndexError) as err:
             raise self._diag(err, node) from err
+        except RecursionError:
+            raise self.error("this expression is nested too deeply to normalize; bind its "
+                             "parts to names (one call per binding)", node) from None
 
     def _sinfo(self, node: ast.expr, what: str) -> StructInfo:
         value = self.eval.eval(node)
