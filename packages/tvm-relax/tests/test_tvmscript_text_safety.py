@@ -149,6 +149,7 @@ def test_refusals_name_the_cause() -> None:
     assert "undefined variable 'open'" in message("open('x')")
     assert "names starting with '_'" in message("T.prim_func.__globals__")
     assert "no attribute 'entry'" in message("T.entry")
+    assert "may not register" in message("I.register_module_function(T.prim_func, T.parse)")
     assert "attribute access on a str value" in message("'a'.join(['b'])")
     assert "a lambda" in message("(lambda: 0)()")
     assert "a list comprehension" in message("[i for i in range(3)]")
@@ -157,10 +158,12 @@ def test_refusals_name_the_cause() -> None:
 
 
 def test_env_values_are_data_not_callables(canary: Path) -> None:
-    text = "@T.prim_func\ndef f(a: T.int32):\n    T.evaluate(touch())\n"
-    with pytest.raises(DiagnosticError, match="calling .* is not allowed") as info:
-        T.parse(text, env={"touch": lambda: canary.write_text("x")})
-    assert not canary.exists() and info.value.span.line == 3
+    touch = lambda *_: canary.write_text("x")  # noqa: E731
+    for use in ("touch()", "T.int32(max([1], key=touch))", "T.int32(len([touch]))"):
+        text = f"@T.prim_func\ndef f(a: T.int32):\n    T.evaluate({use})\n"
+        with pytest.raises(DiagnosticError, match="'touch': the Python callable") as info:
+            T.parse(text, env={"touch": touch})
+        assert not canary.exists() and info.value.span.line == 3
     # plain values passed by the caller are usable
     func = T.parse("@T.prim_func\ndef f(A: T.Buffer((n,), 'float32')):\n"
                    "    A[0] = T.float32(0)\n", env={"n": 8})

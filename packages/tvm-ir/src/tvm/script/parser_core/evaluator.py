@@ -25,7 +25,9 @@ from typing import Any
 from tvm.ir.diagnostics import DiagnosticError
 
 from .source import Source
-from .vocabulary import SAFE_BUILTINS, attribute_error, call_error, check_literal_op
+from .vocabulary import (
+    SAFE_BUILTINS, attribute_error, call_error, check_literal_op, name_error,
+)
 
 __all__ = ["VarTable", "ExprEvaluator", "MISSING"]
 
@@ -189,7 +191,15 @@ class ExprEvaluator:
             raise self.error(
                 f"undefined variable {node.id!r}{self.table.suggest(node.id)}", node
             )
+        self.check_name(value, node)
         return value
+
+    def check_name(self, value: Any, node: ast.Name) -> None:
+        """Refuse, in script text, an environment value that is a foreign Python callable."""
+        if not self.trusted and not self.table.defined_in_script(node.id):
+            reason = name_error(value)
+            if reason is not None:
+                raise self.error(f"{node.id!r}: {reason}", node)
 
     def check_attribute(self, obj: Any, node: ast.Attribute) -> None:
         """Refuse ``obj.attr`` in script text unless :mod:`.vocabulary` allows it."""

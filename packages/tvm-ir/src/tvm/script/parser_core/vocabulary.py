@@ -9,7 +9,10 @@ rules:
   module's functions, names the caller passed in ``env``) and a few pure builtins
   (:data:`SAFE_BUILTINS`: ``range``, ``float`` ...); never ``__import__``, ``getattr``,
   ``open``, ``eval`` ...;
-* attributes: never a name starting with ``_``; on a vocabulary module (the namespaces
+* names the caller passed in ``env`` are values: one that is a Python callable other than
+  tvm's own (or a registered TVMScript decorator) is refused where the text names it, so
+  the text cannot call it, not even through a builtin's ``key=``;
+* attributes: never a name starting with ``_`` or ``register``; on a vocabulary module (the namespaces
   registered with :func:`~tvm.script.parser_core.register_namespace`) only its ``__all__``
   and the names its module ``__getattr__`` makes up (``T.float16x4``, ``R.nn.softmax``); on
   other values only when they are objects of the tvm packages (``A.data``, ``x.dtype``);
@@ -33,13 +36,13 @@ from typing import Any, Optional
 
 __all__ = [
     "SAFE_BUILTINS", "vocabulary_modules", "is_vocabulary_module", "attribute_error",
-    "module_attribute", "call_error", "check_literal_op", "import_module",
+    "module_attribute", "call_error", "name_error", "check_literal_op", "import_module",
 ]
 
 SAFE_BUILTINS: Mapping[str, Any] = types.MappingProxyType({
     name: getattr(builtins, name)
-    for name in ("range", "float", "int", "bool", "str", "len", "min", "max", "abs", "tuple",
-                 "list", "dict", "slice", "round", "divmod")
+    for name in ("range", "float", "int", "bool", "str", "len", "min", "max", "abs", "slice",
+                 "round")
 })
 _SAFE_IDS = frozenset(id(v) for v in SAFE_BUILTINS.values())
 
@@ -67,7 +70,7 @@ def _is_tvm_type(tp: type) -> bool:
 def module_attribute(module: types.ModuleType, attr: str) -> Any:
     """``module.attr`` for a vocabulary module: a public name of its ``__all__`` or one its
     module-level ``__getattr__`` makes up; AttributeError otherwise."""
-    if attr.startswith("_"):
+    if attr.startswith(("_", "register")):
         raise AttributeError(attr)
     if attr in getattr(module, "__all__", ()):
         value = getattr(module, attr)
@@ -85,6 +88,8 @@ def attribute_error(obj: Any, attr: str) -> Optional[str]:
     """Why ``obj.attr`` is refused in script text (None when it is allowed)."""
     if attr.startswith("_"):
         return f"attribute {attr!r}: names starting with '_' are not TVMScript"
+    if attr.startswith("register"):
+        return f"attribute {attr!r}: script text may not register parsers or printers"
     if isinstance(obj, types.ModuleType):
         if is_vocabulary_module(obj):
             return None
@@ -112,6 +117,18 @@ def call_error(fn: Any) -> Optional[str]:
         return None
     name = getattr(fn, "__qualname__", None) or type(fn).__name__
     return f"calling {name!r} is not allowed in TVMScript text (only T./R./I. functions)"
+
+
+def name_error(value: Any) -> Optional[str]:
+    """Why a name of the environment whose value is ``value`` is refused in script text."""
+    if not callable(value) or isinstance(value, type) and _is_tvm_type(value):
+        return None
+    from .entry import lookup_decorator
+
+    if lookup_decorator(value) is not None:
+        return None
+    reason = call_error(value)
+    return None if reason is None else reason.replace("calling", "the Python callable", 1)
 
 
 def _seq_len(value: Any) -> Optional[int]:

@@ -106,6 +106,7 @@ class _Evaluator(ExprEvaluator):
             else:
                 hint = self.table.suggest(node.id)
             raise self.error(f"undefined variable {node.id!r}{hint}", node)
+        self.check_name(value, node)
         return value
 
     def eval_Attribute(self, node: ast.Attribute) -> Any:  # noqa: N802
