@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import os
 import random
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -275,7 +276,7 @@ def _plant(text: str, seed: int, payload: str) -> str:
     return planted + ("\n" + text[start:] if start >= 0 else "")  # unparse drops comments
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                    HealthCheck.function_scoped_fixture])
 @given(which=st.integers(0, 2), seed=st.integers(0, 10**6), kind=st.integers(0, 13))
 def test_fuzz_planted_payloads_never_run(tmp_path: Path, which: int, seed: int,
@@ -289,3 +290,32 @@ def test_fuzz_planted_payloads_never_run(tmp_path: Path, which: int, seed: int,
         pass
     assert not canary.exists(), text
     assert not os.path.exists(str(canary))
+
+
+_TOKENS = [*"()[]{},:.+-*/%=<>&|^~ \n'\"0123456789", "T.", "R.", "I.", "None", "lambda", "for",
+           "if", "with", "__", "float32", "int64", "x", "A", "**", "//", "range(", "import os\n"]
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(which=st.integers(0, 2), edits=st.lists(
+    st.tuples(st.integers(0, 2), st.floats(0, 1), st.floats(0, 1), st.sampled_from(_TOKENS)),
+    min_size=1, max_size=4))
+def test_fuzz_mutated_scripts_raise_only_diagnostics(which: int, edits: list) -> None:
+    """Deleting, inserting and duplicating text anywhere in a printed script either parses
+    or fails with a DiagnosticError (a location, never an internal exception)."""
+    text = _samples()[which]
+    for op, where, other, token in edits:
+        pos = int(where * (len(text) - 1))
+        if op == 0:
+            text = text[:pos] + text[pos + 1 + int(other * 4):]
+        elif op == 1:
+            text = text[:pos] + token + text[pos:]
+        else:
+            start = int(other * (len(text) - 1))
+            text = text[:pos] + text[start:start + 8] + text[pos:]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)  # "invalid decimal literal" and such
+        try:
+            (I.parse if which == 0 else R.parse if which == 2 else T.parse)(text)
+        except DiagnosticError as err:
+            assert err.span is None or err.span.line >= 1
