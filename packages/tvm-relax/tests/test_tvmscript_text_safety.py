@@ -150,6 +150,8 @@ def test_refusals_name_the_cause() -> None:
     assert "undefined variable 'open'" in message("open('x')")
     assert "names starting with '_'" in message("T.prim_func.__globals__")
     assert "no attribute 'entry'" in message("T.entry")
+    assert "takes script text (a str) only" in message("T.prim_func(T.parse)")
+    assert "takes script text (a str) only" in message("I.ir_module(T.Buffer)")
     assert "may not register" in message("I.register_module_function(T.prim_func, T.parse)")
     assert "attribute access on a str value" in message("'a'.join(['b'])")
     assert "a lambda" in message("(lambda: 0)()")

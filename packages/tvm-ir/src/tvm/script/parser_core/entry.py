@@ -18,7 +18,7 @@ from typing import Any
 
 from .evaluator import ExprEvaluator, VarTable
 from .source import Source
-from .vocabulary import import_module, module_attribute, vocabulary_modules
+from .vocabulary import NAMESPACES, import_module, module_attribute, vocabulary_modules
 
 __all__ = [
     "register_decorator",
@@ -34,12 +34,6 @@ __all__ = [
 Handler = Callable[[ast.AST, Source, Sequence[Mapping[str, Any]], dict], Any]
 
 _DECORATORS: dict[int, tuple[Any, Handler]] = {}
-# Names a script may use without importing them: alias -> module path.
-_NAMESPACES: dict[str, str] = {
-    "T": "tvm.script.tir",
-    "I": "tvm.script.ir",
-    "R": "tvm.script.relax",
-}
 
 
 def register_decorator(decorator: Any, handler: Handler) -> None:
@@ -54,7 +48,7 @@ def lookup_decorator(obj: Any) -> Handler | None:
 
 def register_namespace(alias: str, module: str) -> None:
     """Let script text use ``alias`` (e.g. ``T``) for ``module`` without an import line."""
-    _NAMESPACES[alias] = module
+    NAMESPACES[alias] = module
 
 
 def function_env(func: Any, caller_frame: Any = None) -> list[Mapping[str, Any]]:
@@ -115,7 +109,7 @@ def parse_definition(
 
 def _default_env(text: str) -> dict[str, Any]:
     env: dict[str, Any] = {}
-    for alias, module in _NAMESPACES.items():
+    for alias, module in NAMESPACES.items():
         if alias + "." in text or "@" + alias in text:
             try:
                 env[alias] = importlib.import_module(module)

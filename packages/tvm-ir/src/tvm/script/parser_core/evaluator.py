@@ -26,7 +26,7 @@ from tvm.ir.diagnostics import DiagnosticError
 
 from .source import Source
 from .vocabulary import (
-    SAFE_BUILTINS, attribute_error, call_error, check_literal_op, name_error,
+    SAFE_BUILTINS, argument_error, attribute_error, call_error, check_literal_op, name_error,
 )
 
 __all__ = ["VarTable", "ExprEvaluator", "MISSING"]
@@ -338,7 +338,7 @@ class ExprEvaluator:
                 f"{self.source.segment(node.func)!r} ({type(fn).__name__}) is not callable", node
             )
         if not self.trusted:
-            reason = call_error(fn)
+            reason = call_error(fn) or argument_error(fn, args, kwargs)
             if reason is not None:
                 raise self.error(reason, node)
         try:

@@ -35,8 +35,8 @@ from collections.abc import Mapping
 from typing import Any, Optional
 
 __all__ = [
-    "SAFE_BUILTINS", "vocabulary_modules", "is_vocabulary_module", "attribute_error",
-    "module_attribute", "call_error", "name_error", "check_literal_op", "import_module",
+    "SAFE_BUILTINS", "NAMESPACES", "vocabulary_modules", "is_vocabulary_module", "attribute_error",
+    "module_attribute", "call_error", "argument_error", "name_error", "check_literal_op", "import_module",
 ]
 
 SAFE_BUILTINS: Mapping[str, Any] = types.MappingProxyType({
@@ -51,11 +51,18 @@ _MAX_INT_BITS = 1 << 16
 _MAX_SEQ_LEN = 1 << 22
 
 
+# Names a script may use without importing them: alias -> module path (extended by
+# :func:`~tvm.script.parser_core.register_namespace`); these modules are the vocabulary.
+NAMESPACES: dict[str, str] = {
+    "T": "tvm.script.tir",
+    "I": "tvm.script.ir",
+    "R": "tvm.script.relax",
+}
+
+
 def vocabulary_modules() -> set[str]:
     """The module paths registered as script namespaces (``tvm.script.tir`` ...)."""
-    from .entry import _NAMESPACES
-
-    return set(_NAMESPACES.values())
+    return set(NAMESPACES.values())
 
 
 def is_vocabulary_module(obj: Any) -> bool:
@@ -117,6 +124,17 @@ def call_error(fn: Any) -> Optional[str]:
         return None
     name = getattr(fn, "__qualname__", None) or type(fn).__name__
     return f"calling {name!r} is not allowed in TVMScript text (only T./R./I. functions)"
+
+
+def argument_error(fn: Any, args: list, kwargs: dict) -> Optional[str]:
+    """Why calling ``fn`` with these arguments is refused in script text: a TVMScript
+    decorator there takes script text, not an object (a tvm function or class) whose source
+    it would parse as trusted code in that object's environment."""
+    from .entry import lookup_decorator
+
+    if lookup_decorator(fn) is not None and any(not isinstance(v, str) for v in args):
+        return "a TVMScript decorator in script text takes script text (a str) only"
+    return None
 
 
 def name_error(value: Any) -> Optional[str]:
