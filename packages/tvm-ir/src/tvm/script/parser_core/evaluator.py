@@ -1,13 +1,16 @@
 """Evaluating Python expressions of a TVMScript body.
 
 :class:`VarTable` maps names to values in nested scopes over the function's environment
-(closure, caller locals, globals, builtins; for script text only the safe builtins).  :class:`ExprEvaluator` walks an ``ast``
-expression and computes its value; dialects subclass it and override the hooks
-(``binary``, ``compare``, ``bool_op``, ``subscript`` ...) to build IR instead of Python
-values.  Every failure becomes a :class:`~tvm.ir.diagnostics.DiagnosticError` at the
-offending sub-expression.  Nothing is handed to Python's ``eval``: the walk is the only
-evaluation, and for script text (an untrusted :class:`Source`) it applies the rules of
-:mod:`.vocabulary` to every name, attribute, call and literal operation.
+(closure, caller locals, globals, builtins; for script text only the safe builtins).
+:class:`ExprEvaluator` walks an ``ast`` expression and computes its value; dialects subclass
+it and override the hooks (``binary``, ``compare``, ``bool_op``, ``subscript`` ...) to build
+IR instead of Python values.  Every failure becomes a
+:class:`~tvm.ir.diagnostics.DiagnosticError` at the offending sub-expression.
+
+Script text (an untrusted :class:`Source`) is never handed to Python's ``eval``: the walk is
+the only evaluation, under the rules of :mod:`.vocabulary` for every name, attribute, call and
+literal operation.  Only a decorated Python definition (the user's own code) may use
+comprehensions and lambdas, which Python evaluates in the definition's environment.
 """
 
 from __future__ import annotations
@@ -81,7 +84,7 @@ class VarTable:
     def as_dict(self) -> dict[str, Any]:
         """Every visible name flattened into one dict (for Python's own ``eval`` of a
         trusted definition's comprehensions and lambdas)."""
-        out: dict[str, Any] = dict(self.builtins)
+        out: dict[str, Any] = {}  # Python's eval adds the builtins
         for mapping in reversed(self.env):
             out.update(mapping)
         for frame in self.frames:
