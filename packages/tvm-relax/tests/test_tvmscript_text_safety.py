@@ -321,3 +321,19 @@ def test_fuzz_mutated_scripts_raise_only_diagnostics(which: int, edits: list) ->
             (I.parse if which == 0 else R.parse if which == 2 else T.parse)(text)
         except DiagnosticError as err:
             assert err.span is None or err.span.line >= 1
+
+
+def test_decorated_python_keeps_its_environment() -> None:
+    """``@T.prim_func`` on a Python function is the user's own code: it may close over
+    Python values and use comprehensions and helper functions, as before."""
+    dims = [2, 4]
+
+    def total(values: list) -> int:
+        return sum(values)
+
+    @T.prim_func
+    def f(A: T.Buffer(tuple(d * 2 for d in dims), "float32"), B: T.Buffer((total(dims),), "float32")):
+        A[0, 0] = B[0]
+
+    shapes = [[int(s) for s in f.buffer_map[p].shape] for p in f.params]
+    assert shapes == [[4, 8], [6]]
