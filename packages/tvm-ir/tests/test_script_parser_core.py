@@ -64,9 +64,11 @@ def test_var_table_scopes_and_suggestions() -> None:
 
 
 def _evaluate(text: str, **names):
+    """Evaluate as for a decorated Python definition (trusted: full Python semantics)."""
     src = Source.from_text(text)
+    src.trusted = True
     node = src.parse().body[0].value
-    return ExprEvaluator(src, VarTable([names])).eval(node)
+    return ExprEvaluator(src, VarTable([names], trusted=True)).eval(node)
 
 
 def test_evaluator_python_semantics() -> None:

@@ -124,7 +124,7 @@ class ModuleContext:
         self.defs: list[ast.FunctionDef] = []
         self.attrs: dict[str, Any] = {}
         env = env_with_metadata(source, env)
-        evaluator = ExprEvaluator(source, VarTable(env))
+        evaluator = ExprEvaluator(source, VarTable(env, source.trusted))
         for stmt in node.body:
             if isinstance(stmt, ast.FunctionDef):
                 self.defs.append(stmt)
@@ -151,7 +151,7 @@ class ModuleContext:
         self.env: list[Mapping[str, Any]] = [
             {**self.gvs, "cls": namespace, node.name: namespace}, *env
         ]
-        self.evaluator = ExprEvaluator(source, VarTable(self.env))
+        self.evaluator = ExprEvaluator(source, VarTable(self.env, source.trusted))
         self.functions: dict[str, BaseFunc] = {}
         self.parsers: dict[str, FunctionParser] = {}  # the functions parsed in the second round
         self._verifiers: dict[int, ModuleVerifier] = {}

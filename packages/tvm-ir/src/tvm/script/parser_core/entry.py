@@ -18,6 +18,7 @@ from typing import Any
 
 from .evaluator import ExprEvaluator, VarTable
 from .source import Source
+from .vocabulary import NAMESPACES, import_module, module_attribute, vocabulary_modules
 
 __all__ = [
     "register_decorator",
@@ -33,12 +34,6 @@ __all__ = [
 Handler = Callable[[ast.AST, Source, Sequence[Mapping[str, Any]], dict], Any]
 
 _DECORATORS: dict[int, tuple[Any, Handler]] = {}
-# Names a script may use without importing them: alias -> module path.
-_NAMESPACES: dict[str, str] = {
-    "T": "tvm.script.tir",
-    "I": "tvm.script.ir",
-    "R": "tvm.script.relax",
-}
 
 
 def register_decorator(decorator: Any, handler: Handler) -> None:
@@ -53,7 +48,7 @@ def lookup_decorator(obj: Any) -> Handler | None:
 
 def register_namespace(alias: str, module: str) -> None:
     """Let script text use ``alias`` (e.g. ``T``) for ``module`` without an import line."""
-    _NAMESPACES[alias] = module
+    NAMESPACES[alias] = module
 
 
 def function_env(func: Any, caller_frame: Any = None) -> list[Mapping[str, Any]]:
@@ -90,7 +85,7 @@ def parse_definition(
     ``default`` handles a definition without a registered decorator (``T.parse`` of a bare
     ``def``); without it such a definition is an error.
     """
-    evaluator = ExprEvaluator(source, VarTable(env))
+    evaluator = ExprEvaluator(source, VarTable(env, source.trusted))
     for dec in node.decorator_list:  # type: ignore[attr-defined]
         options: dict[str, Any] = {}
         if isinstance(dec, ast.Call):
@@ -114,7 +109,7 @@ def parse_definition(
 
 def _default_env(text: str) -> dict[str, Any]:
     env: dict[str, Any] = {}
-    for alias, module in _NAMESPACES.items():
+    for alias, module in NAMESPACES.items():
         if alias + "." in text or "@" + alias in text:
             try:
                 env[alias] = importlib.import_module(module)
@@ -131,8 +126,10 @@ def from_source(
 ) -> Any:
     """Parse TVMScript text: the (last) decorated definition in it, as IR.
 
-    Import statements in the text run; ``T``/``I``/``R`` are available without them.  Extra
-    names (say, for meta values) come from ``env``.
+    The text is data: it is evaluated under :mod:`.vocabulary`'s rules and never runs Python
+    of its own (an import statement may name a TVMScript namespace only, such as
+    ``from tvm.script import tir as T``).  ``T``/``I``/``R`` are available without imports.
+    Extra names (say, for meta values) come from ``env``: the caller's own values.
     """
     source = Source.from_text(text, name)
     module = source.parse()
@@ -157,29 +154,44 @@ def from_source(
         raise source.error("no function or class definition found in the TVMScript text")
     result = None
     for node in definitions:
-        result = parse_definition(node, source, [names], default)
+        try:
+            result = parse_definition(node, source, [names], default)
+        except RecursionError:
+            # a last resort: the evaluator and the dialect parsers report deep nesting at the
+            # expression; this catches what an IR constructor or check underneath hit
+            raise source.error(f"{getattr(node, 'name', 'the definition')!r} is nested too "
+                               "deeply to parse; split deep expressions into named parts",
+                               node) from None
     return result
 
 
 def _run_import(stmt: ast.stmt, source: Source, names: dict[str, Any]) -> None:
+    """An import statement of script text: TVMScript namespaces only (nothing else is
+    imported, so no module of the text's choosing runs)."""
     try:
         if isinstance(stmt, ast.Import):
             for alias in stmt.names:
-                top = importlib.import_module(alias.name)
-                if alias.asname:
-                    names[alias.asname] = top
-                else:
-                    root = alias.name.split(".")[0]
-                    names[root] = importlib.import_module(root)
+                if not alias.asname:
+                    raise ImportError(f"`import {alias.name}` binds a package that is not a "
+                                      "TVMScript namespace; use `from tvm.script import tir "
+                                      "as T` (or `import ... as NAME`)")
+                names[alias.asname] = import_module(alias.name, source.trusted)
         else:
             assert isinstance(stmt, ast.ImportFrom)
             if stmt.level:
                 raise ImportError("relative imports are not supported in TVMScript text")
-            module = importlib.import_module(stmt.module or "")
             for alias in stmt.names:
-                value = getattr(module, alias.name, None)
-                if value is None:
-                    value = importlib.import_module(f"{stmt.module}.{alias.name}")
+                if alias.name == "*":
+                    raise ImportError("`import *` is not supported in TVMScript text")
+                if stmt.module in vocabulary_modules():
+                    module = import_module(stmt.module, source.trusted)
+                    try:
+                        value = module_attribute(module, alias.name)
+                    except AttributeError:
+                        raise ImportError(f"{stmt.module} has no TVMScript name "
+                                          f"{alias.name!r}") from None
+                else:
+                    value = import_module(f"{stmt.module}.{alias.name}", source.trusted)
                 names[alias.asname or alias.name] = value
     except ImportError as err:
         raise source.error(f"import failed: {err}", stmt) from None

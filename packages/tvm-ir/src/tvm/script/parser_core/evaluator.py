@@ -1,11 +1,16 @@
 """Evaluating Python expressions of a TVMScript body.
 
 :class:`VarTable` maps names to values in nested scopes over the function's environment
-(closure, caller locals, globals, builtins).  :class:`ExprEvaluator` walks an ``ast``
-expression and computes its value; dialects subclass it and override the hooks
-(``binary``, ``compare``, ``bool_op``, ``subscript`` ...) to build IR instead of Python
-values.  Every failure becomes a :class:`~tvm.ir.diagnostics.DiagnosticError` at the
-offending sub-expression.
+(closure, caller locals, globals, builtins; for script text only the safe builtins).
+:class:`ExprEvaluator` walks an ``ast`` expression and computes its value; dialects subclass
+it and override the hooks (``binary``, ``compare``, ``bool_op``, ``subscript`` ...) to build
+IR instead of Python values.  Every failure becomes a
+:class:`~tvm.ir.diagnostics.DiagnosticError` at the offending sub-expression.
+
+Script text (an untrusted :class:`Source`) is never handed to Python's ``eval``: the walk is
+the only evaluation, under the rules of :mod:`.vocabulary` for every name, attribute, call and
+literal operation.  Only a decorated Python definition (the user's own code) may use
+comprehensions and lambdas, which Python evaluates in the definition's environment.
 """
 
 from __future__ import annotations
@@ -23,6 +28,9 @@ from typing import Any
 from tvm.ir.diagnostics import DiagnosticError
 
 from .source import Source
+from .vocabulary import (
+    SAFE_BUILTINS, argument_error, attribute_error, call_error, check_literal_op, name_error,
+)
 
 __all__ = ["VarTable", "ExprEvaluator", "MISSING"]
 
@@ -42,12 +50,15 @@ _BUILTINS = vars(builtins)
 class VarTable:
     """Names bound by the script, in nested scopes, over a read-only environment.
 
-    ``env`` is searched in order after the script's own scopes, then Python's builtins.
+    ``env`` is searched in order after the script's own scopes, then Python's builtins (all
+    of them for a ``trusted`` Python definition, :data:`~.vocabulary.SAFE_BUILTINS` for
+    script text).
     """
 
-    def __init__(self, env: Sequence[Mapping[str, Any]] = ()):
+    def __init__(self, env: Sequence[Mapping[str, Any]] = (), trusted: bool = False):
         self.frames: list[dict[str, Any]] = [{}]
         self.env = list(env)
+        self.builtins: Mapping[str, Any] = _BUILTINS if trusted else SAFE_BUILTINS
 
     @contextmanager
     def scope(self) -> Iterator[None]:
@@ -68,7 +79,17 @@ class VarTable:
         for mapping in self.env:
             if name in mapping:
                 return mapping[name]
-        return _BUILTINS.get(name, default)
+        return self.builtins.get(name, default)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Every visible name flattened into one dict (for Python's own ``eval`` of a
+        trusted definition's comprehensions and lambdas)."""
+        out: dict[str, Any] = {}  # Python's eval adds the builtins
+        for mapping in reversed(self.env):
+            out.update(mapping)
+        for frame in self.frames:
+            out.update(frame)
+        return out
 
     def defined_in_script(self, name: str) -> bool:
         return any(name in frame for frame in self.frames)
@@ -88,15 +109,6 @@ class VarTable:
         if not close:
             close = difflib.get_close_matches(name, self.all_names(), n=1, cutoff=0.75)
         return f"; did you mean {close[0]!r}?" if close else ""
-
-    def as_dict(self) -> dict[str, Any]:
-        """Every visible name flattened into one dict (for Python's own ``eval``)."""
-        out: dict[str, Any] = {}
-        for mapping in reversed(self.env):
-            out.update(mapping)
-        for frame in self.frames:
-            out.update(frame)
-        return out
 
 
 _BINARY = {
@@ -122,9 +134,15 @@ OP_SYMBOLS = {
     ast.And: "and", ast.Or: "or",
 }
 
-# Expression kinds handed to Python's own eval (comprehensions, lambdas, f-strings).
+# Expression kinds a trusted Python definition hands to Python's own eval; in script text
+# they are refused.
 _PYTHON_EVAL = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda,
                 ast.JoinedStr)
+_NOT_TVMSCRIPT = {
+    "Lambda": "a lambda", "ListComp": "a list comprehension", "SetComp": "a set comprehension",
+    "DictComp": "a dict comprehension", "GeneratorExp": "a generator expression",
+    "JoinedStr": "an f-string (script text is not run as Python)",
+}
 
 
 class ExprEvaluator:
@@ -137,17 +155,22 @@ class ExprEvaluator:
     def __init__(self, source: Source, table: VarTable):
         self.source = source
         self.table = table
+        self.trusted = source.trusted
 
     # -- entry -------------------------------------------------------------------------------
     def eval(self, node: ast.expr) -> Any:
-        method = getattr(self, "eval_" + type(node).__name__, None)
+        kind = type(node).__name__
+        method = getattr(self, "eval_" + kind, None)
         if method is None:
-            if isinstance(node, _PYTHON_EVAL):
+            if self.trusted and isinstance(node, _PYTHON_EVAL):
                 return self._python_eval(node)
-            raise self.source.error(
-                f"unsupported Python syntax in TVMScript expression: {type(node).__name__}", node
-            )
-        return method(node)
+            what = _NOT_TVMSCRIPT.get(kind, kind)
+            raise self.source.error(f"unsupported Python syntax in TVMScript expression: {what}",
+                                    node)
+        try:
+            return method(node)
+        except RecursionError:
+            raise self.error("the expression is nested too deeply to parse", node) from None
 
     def error(self, message: str, node: ast.AST) -> DiagnosticError:
         return self.source.error(message, node)
@@ -171,12 +194,37 @@ class ExprEvaluator:
             raise self.error(
                 f"undefined variable {node.id!r}{self.table.suggest(node.id)}", node
             )
+        self.check_name(value, node)
         return value
+
+    def check_name(self, value: Any, node: ast.Name) -> None:
+        """Refuse, in script text, an environment value that is a foreign Python callable."""
+        if not self.trusted and not self.table.defined_in_script(node.id):
+            reason = name_error(value)
+            if reason is not None:
+                raise self.error(f"{node.id!r}: {reason}", node)
+
+    def check_attribute(self, obj: Any, node: ast.Attribute) -> None:
+        """Refuse ``obj.attr`` in script text unless :mod:`.vocabulary` allows it."""
+        if not self.trusted:
+            reason = attribute_error(obj, node.attr)
+            if reason is not None:
+                raise self.error(reason, node)
+
+    def get_attribute(self, obj: Any, attr: str) -> Any:
+        """``obj.attr`` (for script text, a vocabulary module answers with its public names
+        only); AttributeError when there is none."""
+        if not self.trusted and isinstance(obj, types.ModuleType):
+            from .vocabulary import module_attribute
+
+            return module_attribute(obj, attr)
+        return getattr(obj, attr)
 
     def eval_Attribute(self, node: ast.Attribute) -> Any:
         obj = self.eval(node.value)
+        self.check_attribute(obj, node)
         try:
-            return getattr(obj, node.attr)
+            return self.get_attribute(obj, node.attr)
         except AttributeError:
             pass
         except Exception as err:  # noqa: BLE001
@@ -228,9 +276,17 @@ class ExprEvaluator:
 
     # -- operators ---------------------------------------------------------------------------
     def eval_BinOp(self, node: ast.BinOp) -> Any:
-        a = self.eval(node.left)
-        b = self.eval(node.right)
-        return self.guard(node, self.binary, type(node.op), a, b)
+        # a left-nested chain (a + b + c ...) is walked iteratively: any length parses
+        chain = [node]
+        while isinstance(chain[-1].left, ast.BinOp):
+            chain.append(chain[-1].left)
+        a = self.eval(chain[-1].left)
+        for link in reversed(chain):
+            b = self.eval(link.right)
+            if not self.trusted:
+                self.guard(link, check_literal_op, type(link.op), a, b)
+            a = self.guard(link, self.binary, type(link.op), a, b)
+        return a
 
     def eval_UnaryOp(self, node: ast.UnaryOp) -> Any:
         a = self.eval(node.operand)
@@ -284,6 +340,10 @@ class ExprEvaluator:
             raise self.error(
                 f"{self.source.segment(node.func)!r} ({type(fn).__name__}) is not callable", node
             )
+        if not self.trusted:
+            reason = call_error(fn) or argument_error(fn, args, kwargs)
+            if reason is not None:
+                raise self.error(reason, node)
         try:
             return self.call(fn, args, kwargs)
         except DiagnosticError:
@@ -307,6 +367,16 @@ class ExprEvaluator:
             return f"wrong arguments to {callee}{_short_signature(sig)}: {bind_err}"
         return f"{callee}: {err}"
 
+    # -- fallback ----------------------------------------------------------------------------
+    def _python_eval(self, node: ast.expr) -> Any:
+        """A comprehension, lambda or f-string of a trusted Python definition (the user's
+        own code), evaluated by Python in the definition's environment."""
+        assert self.trusted, "script text is never handed to Python's eval"
+        expr = ast.Expression(body=node)
+        ast.fix_missing_locations(expr)
+        code = self.guard(node, compile, expr, self.source.name, "eval")
+        return self.guard(node, eval, code, self.table.as_dict())  # noqa: S307
+
     # -- hooks ---------------------------------------------------------------------------------
     def binary(self, op: type, a: Any, b: Any) -> Any:
         return _BINARY[op](a, b)
@@ -329,13 +399,6 @@ class ExprEvaluator:
 
     def call(self, fn: Any, args: list, kwargs: dict) -> Any:
         return fn(*args, **kwargs)
-
-    # -- fallback ----------------------------------------------------------------------------
-    def _python_eval(self, node: ast.expr) -> Any:
-        expr = ast.Expression(body=node)
-        ast.fix_missing_locations(expr)
-        code = self.guard(node, compile, expr, self.source.name, "eval")
-        return self.guard(node, eval, code, self.table.as_dict())  # noqa: S307
 
 
 def _describe(err: BaseException) -> str:

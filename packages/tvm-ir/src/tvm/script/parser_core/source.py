@@ -13,6 +13,7 @@ import inspect
 from typing import Any
 
 from tvm.ir.diagnostics import DiagnosticError, register_source
+from tvm.ffi.structural import deep_recursion
 from tvm.ir.span import SourceName, Span
 
 __all__ = ["Source"]
@@ -23,13 +24,18 @@ class Source:
 
     ``text`` is parseable on its own (the common indentation of the definition removed);
     line 1 of ``text`` is line ``start_line`` of file ``name`` and every non-blank line lost
-    ``indent`` leading characters.
+    ``indent`` leading characters.  ``trusted`` is True only for the source of a Python
+    definition (the user's own code, evaluated with its full environment); script text is
+    data and is evaluated under :mod:`~tvm.script.parser_core.vocabulary`'s rules.
     """
 
-    __slots__ = ("text", "name", "start_line", "indent", "_lines", "_ascii", "_source_name")
+    __slots__ = ("text", "name", "start_line", "indent", "trusted", "_lines", "_ascii",
+                 "_source_name")
 
-    def __init__(self, text: str, name: str = "<string>", start_line: int = 1, indent: int = 0):
+    def __init__(self, text: str, name: str = "<string>", start_line: int = 1, indent: int = 0,
+                 trusted: bool = False):
         self.text = text
+        self.trusted = trusted
         self.name = name
         self.start_line = start_line
         self.indent = indent
@@ -63,12 +69,17 @@ class Source:
         name = inspect.getsourcefile(obj) or inspect.getfile(obj)
         indent = lines[0][: len(lines[0]) - len(lines[0].lstrip())] if lines else ""
         text = "".join(_dedent_line(line, indent) for line in lines)
-        return cls(text, name, max(start, 1), len(indent))
+        return cls(text, name, max(start, 1), len(indent), trusted=True)
 
     def parse(self) -> ast.Module:
         """The Python AST of the text; a syntax error becomes a :class:`DiagnosticError`."""
         try:
-            return ast.parse(self.text)
+            with deep_recursion():
+                return ast.parse(self.text)
+        except (RecursionError, MemoryError):  # CPython's parser gives up on deep nesting
+            raise DiagnosticError(
+                "the script is nested too deeply for Python's parser",
+                Span(self._source_name, self.start_line, self.indent + 1, 0, 0)) from None
         except SyntaxError as err:
             line = err.lineno or 1
             col = err.offset or 1

@@ -106,6 +106,7 @@ class _Evaluator(ExprEvaluator):
             else:
                 hint = self.table.suggest(node.id)
             raise self.error(f"undefined variable {node.id!r}{hint}", node)
+        self.check_name(value, node)
         return value
 
     def eval_Attribute(self, node: ast.Attribute) -> Any:  # noqa: N802
@@ -113,8 +114,9 @@ class _Evaluator(ExprEvaluator):
         namespace = obj if isinstance(obj, OpNamespace) else None
         if namespace is None and getattr(obj, "__name__", None) == "tvm.script.relax":
             namespace = ROOT
+        self.check_attribute(obj, node)
         try:
-            return getattr(obj, node.attr)
+            return self.get_attribute(obj, node.attr)
         except AttributeError:
             pass
         except Exception as err:  # noqa: BLE001
@@ -165,7 +167,7 @@ class RelaxParser:
                                "private, pure, check_well_formed", node)
         self.node = node
         self.source = source
-        self.vars = VarTable(env)
+        self.vars = VarTable(env, source.trusted)
         self.eval = _Evaluator(self)
         self.sym = SymbolScope(env)
         self.module = module
@@ -196,6 +198,9 @@ class RelaxParser:
             raise
         except (RelaxError, TypeError, ValueError, KeyError, IndexError) as err:
             raise self._diag(err, node) from err
+        except RecursionError:
+            raise self.error("this expression is nested too deeply to normalize; bind its "
+                             "parts to names (one call per binding)", node) from None
 
     def _sinfo(self, node: ast.expr, what: str) -> StructInfo:
         value = self.eval.eval(node)

@@ -142,7 +142,7 @@ class _BlockFrame:
 class _Parser:
     def __init__(self, source: Source, env: Sequence[Mapping[str, Any]]):
         self.source = source
-        self.vars = VarTable(env)
+        self.vars = VarTable(env, source.trusted)
         self.eval = _Evaluator(self)
         self.known: set[int] = set()
         self.loop_doms: dict[int, Range] = {}

@@ -24,7 +24,10 @@ from tvm.script.parser_core import (
     DocBuilder, NameTable, deep_recursion, sanitize_name, str_literal,
 )
 from tvm.tir.buffer import Buffer
-from tvm.tir.expr import IntImm, IterVar, IterVarType, PrimExpr, SizeVar, Var
+from tvm.tir.expr import (
+    EQ, GE, GT, LE, LT, NE, Add, And, Div, FloorDiv, FloorMod, IntImm, IterVar, IterVarType, Max,
+    Min, Mod, Mul, Or, PrimExpr, SizeVar, Sub, Var,
+)
 from tvm.tir.expr_util import is_const_int
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprVisitor
@@ -52,6 +55,10 @@ def _is_true(e: Any) -> bool:
     return isinstance(e, IntImm) and e.dtype == "bool" and e.value == 1
 
 
+# binary nodes with no fields but ``a`` and ``b`` to scan (dtype and span are not IR)
+_CHAIN = (Add, Sub, Mul, Div, Mod, FloorDiv, FloorMod, Min, Max, EQ, NE, LT, LE, GT, GE, And, Or)
+
+
 class _Scan(StmtExprVisitor):
     """What the printer must know before it starts: undeclared buffers, thread variables
     launched more than once, used variables, whether there are blocks."""
@@ -61,6 +68,13 @@ class _Scan(StmtExprVisitor):
         self.defined: set[int] = set()
         self.used_vars: set[int] = set()
         self.threads: dict[int, list] = {}  # var id -> [var, tag, launches]
+
+    def visit_expr(self, expr: PrimExpr) -> None:
+        # the left spine of a binary chain (a + b + c ...) iteratively: any length scans
+        while type(expr) in _CHAIN:
+            self.visit_expr(expr.b)
+            expr = expr.a
+        super().visit_expr(expr)
 
     def visit_buffer(self, buffer: Buffer) -> None:
         self.used_buffers.setdefault(id(buffer), buffer)

@@ -100,10 +100,18 @@ class ExprPrinter:
     def _binary(self, e: Any) -> tuple[str, int]:
         if _is_literal(e.a) and _is_literal(e.b):
             return self._node_call(type(e).__name__, e.a, e.b)
-        sym, prec = _BINARY[type(e)]
-        a, pa = self.expr(e.a)
-        b, pb = self.expr(e.b)
-        return f"{wrap(a, pa, prec)} {sym} {wrap(b, pb, prec + 1)}", prec
+        # the left spine of a chain (a + b + c ...) is walked iteratively: any length prints
+        spine = []
+        while type(e) in _BINARY and not (_is_literal(e.a) and _is_literal(e.b)):
+            spine.append(e)
+            e = e.a
+        text, prec = self.expr(e)
+        for link in reversed(spine):
+            sym, link_prec = _BINARY[type(link)]
+            b, pb = self.expr(link.b)
+            text, prec = f"{wrap(text, prec, link_prec)} {sym} {wrap(b, pb, link_prec + 1)}", \
+                link_prec
+        return text, prec
 
     def _div(self, e: Div) -> tuple[str, int]:
         if not is_float_dtype(e.dtype):
