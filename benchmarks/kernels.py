@@ -186,18 +186,28 @@ def _register_llvm() -> None:
 
 
 def run_ours(kernels: list[str], threads: list[int], repeats: int,
-             mcpu: Optional[str] = None, mattr: Optional[str] = None) -> dict[str, Any]:
-    """Our kernels, every thread count measured interleaved in this one process."""
-    from target_isa import isa_label, ours_target
+             mcpu: Optional[str] = None, mattr: Optional[str] = None,
+             mtriple: Optional[str] = None, runner: Optional[str] = None) -> dict[str, Any]:
+    """Our kernels.  In this process (the default) every thread count is measured
+    interleaved; through a ``runner`` (``local``, ``process``, ``qemu``: the
+    :mod:`tvm.runtime.runner` the tests and the tuner use) each kernel is exported to a
+    shared library and timed where the runner runs it (``qemu``: emulated, so the times say
+    nothing about the hardware; the outputs are still checked)."""
+    from target_isa import isa_label, isa_level, ours_target
     from tvm import tir
     from tvm.runtime import set_num_threads
 
     _register_llvm()
-    target = ours_target(mcpu, mattr)
+    target = ours_target(mcpu, mattr, mtriple=mtriple)
     funcs = _ours_funcs()
-    from target_isa import isa_level
+    if mtriple:
+        from tvm.target.llvm.schedule_rules import cpu_info
 
-    info = {"target": target, "isa": isa_label(mcpu, mattr), "level": isa_level(target)}
+        isa = f"{cpu_info(target).isa} ({mtriple}{', ' + mcpu if mcpu else ''})"
+    else:
+        isa = isa_label(mcpu, mattr)
+    info = {"target": target, "isa": isa, "level": isa_level(target),
+            "runner": runner or "in-process"}
     out: dict[str, Any] = {str(t): {"info": info} for t in threads}
     setters = [lambda t=t: set_num_threads(t) for t in threads]
     for k in kernels:
@@ -205,13 +215,47 @@ def run_ours(kernels: list[str], threads: list[int], repeats: int,
         mod = tir.build(funcs[k](), target=target)
         build_s = time.perf_counter() - t0
         args = [*make_inputs(k), np.zeros(output_shape(k), "float32")]
-        f = mod["main"]
-        for t, res in zip(threads, measure_interleaved(lambda f=f, a=args: f(*a), setters,
-                                                       repeats)):
+        if runner is None:
+            f = mod["main"]
+            timed = measure_interleaved(lambda f=f, a=args: f(*a), setters, repeats)
+            for t, res in zip(threads, timed):
+                res["build_s"] = build_s
+                res["check"] = _check(k, args[:-1], args[-1])
+                out[str(t)][k] = res
+            continue
+        for t, res in zip(threads, _run_through(runner, mod, target, args, threads, repeats)):
             res["build_s"] = build_s
-            res["check"] = _check(k, args[:-1], args[-1])
+            res["check"] = _check(k, args[:-1], res.pop("output"))
             out[str(t)][k] = res
     return out
+
+
+def _run_through(name: str, mod: Any, target: str, args: list[np.ndarray],
+                 threads: list[int], repeats: int) -> list[dict[str, Any]]:
+    """Export ``mod`` and time it with runner ``name`` at each thread count."""
+    import tempfile
+
+    from tvm.runtime import set_num_threads
+    from tvm.runtime.runner import create_runner
+
+    (func,) = mod.function_names
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "kernel.so")
+        mod.export_library(path)
+        for t in threads:
+            options: dict[str, Any] = {}
+            if name != "local":
+                options["num_threads"] = t
+            if name == "qemu":
+                options["target"] = target
+            else:
+                set_num_threads(t)
+            run = create_runner(name, **options).run(path, func, args, number=1,
+                                                     repeat=max(repeats, 1))
+            results.append({"min_s": run.min, "median_s": run.median, "runs": len(run.times),
+                            "output": run.output(-1)})
+    return results
 
 
 # -- numpy -----------------------------------------------------------------------------------
@@ -345,12 +389,15 @@ def _child_env(impl: str, threads: int, level: Optional[str] = None) -> dict[str
 
 def run_child(impl: str, kernels: list[str], threads: list[int], repeats: int,
               mcpu: Optional[str] = None, mattr: Optional[str] = None,
-              level: Optional[str] = None) -> Optional[dict]:
+              level: Optional[str] = None, mtriple: Optional[str] = None,
+              runner: Optional[str] = None) -> Optional[dict]:
     cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", impl,
            "--kernels", ",".join(kernels), "--threads", ",".join(map(str, threads)),
            "--repeats", str(repeats)]
     cmd += [f"--mcpu={mcpu}"] if mcpu else []
     cmd += [f"--mattr={mattr}"] if mattr else []
+    cmd += [f"--mtriple={mtriple}"] if mtriple else []
+    cmd += [f"--runner={runner}"] if runner else []
     proc = subprocess.run(cmd, capture_output=True, text=True,
                           env=_child_env(impl, max(threads), level))
     if proc.returncode != 0:
@@ -467,6 +514,13 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--mattr", default=None,
                     help="LLVM feature overrides for ours, e.g. --mattr=-avx512f (write the "
                          "'=' when the value starts with '-')")
+    ap.add_argument("--mtriple", default=None,
+                    help="cross-compile ours for this triple (aarch64-linux-gnu, "
+                         "riscv64-linux-gnu); its kernels run through --runner (default: qemu) "
+                         "and the peers are skipped")
+    ap.add_argument("--runner", default=None,
+                    help="time ours through a tvm.runtime.runner (local, process, qemu) "
+                         "instead of in this process")
     ap.add_argument("--out", default=str(RESULTS))
     ap.add_argument("--worker", choices=["ours", "numpy", "torch"], help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -477,25 +531,35 @@ def main(argv: Optional[list[str]] = None) -> int:
     ncpu = os.cpu_count() or 1
     threads = sorted({int(t) for t in args.threads.split(",")}) if args.threads else \
         sorted({1, ncpu})
+    from target_isa import is_foreign
+
+    foreign = is_foreign(args.mtriple)
+    if foreign and args.runner is None:
+        args.runner = "qemu"
     if args.worker:
         if args.worker == "ours":
-            print(json.dumps(run_ours(kernels, threads, args.repeats, args.mcpu, args.mattr)))
+            print(json.dumps(run_ours(kernels, threads, args.repeats, args.mcpu, args.mattr,
+                                      args.mtriple, args.runner)))
         else:
             runner = {"numpy": run_numpy, "torch": run_torch}[args.worker]
             print(json.dumps(runner(kernels, threads[0], args.repeats)))
         return 0
 
     impls = ["ours", "numpy"] + ([] if args.no_torch or not _torch_available() else ["torch"])
+    if foreign:
+        impls = ["ours"]  # the peers run on this machine only
     meta: dict[str, Any] = {
         "date": _dt.datetime.now().isoformat(timespec="seconds"),
         "machine": f"{platform.machine()} {platform.processor() or platform.system()}",
         "cpus": ncpu, "load_before": [round(x, 2) for x in os.getloadavg()],
         "kernels": {k: KERNELS[k]["desc"] for k in kernels}, "threads": threads,
         "repeats": args.repeats, "mcpu": args.mcpu, "mattr": args.mattr,
+        "mtriple": args.mtriple, "runner": args.runner or "in-process",
     }
     results: dict[str, Any] = {}
     print(f"measuring ours on {threads} thread(s), interleaved ...", file=sys.stderr)
-    ours = run_child("ours", kernels, threads, args.repeats, args.mcpu, args.mattr) or {}
+    ours = run_child("ours", kernels, threads, args.repeats, args.mcpu, args.mattr,
+                     mtriple=args.mtriple, runner=args.runner) or {}
     for t in threads:
         results[f"ours/{t}"] = ours.get(str(t))
     from target_isa import chosen

@@ -50,21 +50,29 @@ def chosen(mcpu: Optional[str], mattr: Optional[str]) -> bool:
 
 
 def ours_target(mcpu: Optional[str] = None, mattr: Optional[str] = None,
-                num_cores: Optional[int] = None) -> str:
+                num_cores: Optional[int] = None, mtriple: Optional[str] = None) -> str:
     """Our target string: the host's (``llvm -mcpu=<host> -num-cores=N``) or
     ``llvm -mcpu=X -mattr=Y -num-cores=N`` for a chosen CPU (``-mattr`` alone keeps the
-    host CPU name and changes its features)."""
+    host CPU name and changes its features); ``mtriple`` cross-compiles for another
+    machine (its kernels then run through a runner, e.g. ``qemu``)."""
     from tvm.target.llvm.host_cpu import host_cpu_name, host_num_cores
 
     cores = num_cores or host_num_cores()
-    if not chosen(mcpu, mattr):
+    if not chosen(mcpu, mattr) and not mtriple:
         return f"llvm -mcpu={host_cpu_name()} -num-cores={cores}"
-    parts = ["llvm"]
+    parts = ["llvm"] + ([f"-mtriple={mtriple}"] if mtriple else [])
     if mcpu and mcpu != "native":
         parts.append(f"-mcpu={mcpu}")
     parts.append(f"-mattr={mattr}" if mattr else "")
     parts.append(f"-num-cores={cores}")
     return " ".join(p for p in parts if p)
+
+
+def is_foreign(mtriple: Optional[str]) -> bool:
+    """Whether ``mtriple`` names another architecture than this machine's."""
+    from tvm.target.llvm.host_cpu import host_triple
+
+    return bool(mtriple) and mtriple.split("-")[0] != host_triple().split("-")[0]
 
 
 def isa_level(target: str) -> Optional[str]:

@@ -72,6 +72,20 @@ def test_kernels_cli_measures_the_chosen_isa(tmp_path):
     assert "Haswell" in meta["isa"]["numpy"]
 
 
+def test_kernels_cli_times_ours_through_a_runner(tmp_path):
+    pytest.importorskip("tvm.target.llvm")
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / "kernels.py"), "--kernels", "K5", "--threads", "1",
+         "--repeats", "1", "--runner", "process", "--no-torch", "--out", str(tmp_path)],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    meta = json.loads((tmp_path / "latest.json").read_text())
+    assert meta["meta"]["runner"] == "process"
+    assert "| K5 | 1 |" in (tmp_path / "latest.md").read_text()
+    assert "| ok |" in (tmp_path / "latest.md").read_text()
+
+
 def test_profile_model_counts_multiply_adds_of_contractions_only():
     pytest.importorskip("tvm.relax")
     import profile_model
