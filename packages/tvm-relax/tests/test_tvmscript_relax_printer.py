@@ -169,3 +169,18 @@ def test_general_call_form_for_unprintable_attrs() -> None:
     assert ('R.call_op("relax.nn.softmax", x, attrs=R.attrs("relax.attrs.SoftmaxAttrs", '
             'axis=0), sinfo_args=R.Tensor((4,), dtype="float32"))') in text
     assert_structural_equal(R.parse(text), bb.get()["main"])
+
+
+def test_unfolded_constant_chain_in_a_shape_round_trips() -> None:
+    # (1 * 2) * 6 in int64: the inner product prints with typed constants (Python would
+    # fold bare ones), also when it is the start of a longer printed chain
+    dim = tir.Mul(tir.Mul(tir.IntImm("int64", 1), tir.IntImm("int64", 2)),
+                  tir.IntImm("int64", 6))
+    x = relax.Var("x", relax.TensorStructInfo([dim, 3], "float32"))
+    bb = relax.BlockBuilder()
+    with bb.function("main", [x]):
+        bb.emit_func_output(x)
+    mod = bb.get()
+    text = mod.script()
+    assert "T.int64(1) * T.int64(2)" in text or "T.Mul(" in text, text
+    assert_structural_equal(R.parse(text), mod)

@@ -80,6 +80,9 @@ class _PrimPrinter(ExprPrinter):
                 self.typed = False
         return super().expr(e)
 
+    def prints_whole(self, e: Any) -> bool:
+        return super().prints_whole(e) or (not self.typed and _constant_operands(e))
+
 
 def _constant_operands(e: Any) -> bool:
     a, b = getattr(e, "a", None), getattr(e, "b", None)

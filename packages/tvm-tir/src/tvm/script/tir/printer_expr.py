@@ -97,12 +97,18 @@ class ExprPrinter:
     def _node_call(self, name: str, *operands: Any) -> tuple[str, int]:
         return f"T.{name}({self.args(operands)})", _ATOM
 
+    def prints_whole(self, e: Any) -> bool:
+        """Whether binary node ``e`` prints on its own terms rather than as a link of the
+        chain around it (two literals Python would fold print as a node call; a subclass
+        that prints some nodes otherwise says so here)."""
+        return _is_literal(e.a) and _is_literal(e.b)
+
     def _binary(self, e: Any) -> tuple[str, int]:
         if _is_literal(e.a) and _is_literal(e.b):
             return self._node_call(type(e).__name__, e.a, e.b)
         # the left spine of a chain (a + b + c ...) is walked iteratively: any length prints
         spine = []
-        while type(e) in _BINARY and not (_is_literal(e.a) and _is_literal(e.b)):
+        while type(e) in _BINARY and not self.prints_whole(e):
             spine.append(e)
             e = e.a
         text, prec = self.expr(e)
