@@ -197,7 +197,9 @@ def _panel_block(sch: Any, vo: Any, info: BlockInfo, con: Contraction, nr: Optio
                  cpu: CPUInfo, kc: Optional[int] = None) -> Optional[tuple[Any, Any]]:
     """Split the loop over vector panels so that one block of panels (K x NR each, or
     KC x NR when the reduction is blocked) fills about half the L2 cache; returns the
-    (outer, inner) loops, or None when all panels fit already."""
+    (outer, inner) loops, or None when all panels fit already.  A blocked reduction over a
+    symbolic row count gets at least two blocks per core: the blocks are then its only
+    parallel loop."""
     if vo is None or nr is None:
         return None
     k = kc or _reduction_size(info, con)
@@ -206,9 +208,15 @@ def _panel_block(sch: Any, vo: Any, info: BlockInfo, con: Contraction, nr: Optio
     elem = max(1, cpu.lanes("int8") // cpu.lanes(info.dtype))  # bytes per element
     panels = max(1, (cpu.l2_bytes // 2) // (k * nr * elem))
     count = loop_extent(sch, vo)
-    if count is None or count <= panels:
+    if count is None:
         return None
-    block = largest_factor(count, range(panels, 1, -1))
+    spread = kc is not None and con.row is not None and info.extents[con.row] is None and \
+        cpu.parallel_tasks > 1
+    if spread:
+        panels = min(panels, max(1, count // (2 * cpu.parallel_tasks)))
+    if count <= panels:
+        return None
+    block = largest_factor(count, range(panels, 0 if spread else 1, -1))
     if block is None:
         return None
     outer, inner = sch.split(vo, [None, block])
@@ -468,6 +476,8 @@ def _row_tasks(sch: Any, head: Sequence[Any], ro: Any, cpu: CPUInfo) -> Optional
     want = 4 * cpu.parallel_tasks
     rows = loop_extent(sch, ro)
     if have >= want or rows is None:
+        # a symbolic row count is not cut into strips (the epilogue's region under a strip
+        # would not be exact): :func:`_panel_block` makes enough panel blocks instead
         return None
     strips = min(-(-want // have), rows // 4)
     return strips if strips > 1 else None
