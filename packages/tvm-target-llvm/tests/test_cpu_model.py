@@ -10,7 +10,7 @@ import pytest
 import schedule_workloads as W
 from tvm import tir
 from tvm.target.llvm.schedule_rules import (
-    STRICT_ENV, analyze_block, cpu_info, schedule_prim_func,
+    STRICT_ENV, analyze_block, cpu_info, explain_default_schedule, schedule_prim_func,
 )
 from tvm.target.llvm.schedule_rules.contraction import choose_tile, tile_rate
 from tvm.target.llvm.schedule_rules.cpu import CPUInfo
@@ -269,3 +269,40 @@ def test_1x1_convolution_numbers(c, k, hw):
     tir.build(_conv1x1(c, k, hw), target="llvm")["main"](x, w, out)
     np.testing.assert_allclose(out, np.einsum("oc,nchw->nohw", w[:, :, 0, 0], x),
                                rtol=1e-4, atol=1e-3)
+
+
+def _dense_symbolic_rows(k: int, n: int):
+    from tvm import te
+
+    seq = te.var("seq", "int64")
+    A = te.placeholder((1, seq, k), name="A")
+    B = te.placeholder((k, n), name="B")
+    bias = te.placeholder((n,), name="bias")
+    r = te.reduce_axis((0, k), name="k")
+    C = te.compute((1, seq, n), lambda b, i, j: te.sum(A[b, i, r] * B[r, j], axis=r), name="C")
+    D = te.compute((1, seq, n), lambda b, i, j: C[b, i, j] + bias[j], name="T_add")
+    return te.create_prim_func([A, B, bias, D]).with_attr("layout_free_buffers", [1])
+
+
+@pytest.mark.parametrize("cores", [1, 2])
+def test_blocked_reduction_over_symbolic_rows_stays_a_contraction(cores):
+    # BERT's FFN-down (K = 2048 is blocked): the micro-kernel must apply (not fall back to
+    # the generic reduction rule), with no loop outside the blocked reduction on one core,
+    # and with panel blocks that give each of two cores work
+    target = f"llvm -mcpu=skylake-avx512 -num-cores={cores}"
+    func = _dense_symbolic_rows(2048, 512)
+    rules = explain_default_schedule(func, target)
+    assert rules["C"] == "contraction", rules
+    if cores == 2:
+        assert rules["T_add"] == "epilogue of C", rules
+        scheduled = schedule_prim_func(func, target)
+        par = [lp for lp in _loops(scheduled) if lp.kind == ForKind.PARALLEL]
+        kernel_par = [int(lp.extent) for lp in par if hasattr(lp.extent, "value")]
+        assert 4 in kernel_par, [lp.extent for lp in par]  # 8 panels of 64 in 4 blocks
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((1, 50, 2048)).astype("float32")
+    b = rng.standard_normal((2048, 512)).astype("float32")
+    bias = rng.standard_normal(512).astype("float32")
+    out = np.zeros((1, 50, 512), "float32")
+    tir.build(func, target="llvm")["main"](a, b, bias, out)
+    np.testing.assert_allclose(out, a @ b + bias, rtol=1e-4, atol=1e-2)
