@@ -24,9 +24,12 @@ from tvm.ffi import structural_equal
 from tvm.ir.op import Op
 from tvm.ir.transform import FunctionPass
 
+from tvm.arith import Analyzer
 from tvm.arith import const_fold as F
+from tvm.ffi.dtype import DTypeCode, parse_dtype
 
 from ..expr import (
+    GE, GT, LE, LT,
     Add, And, BinaryOp, BufferLoad, Call, Cast, CmpOp, IntImm, Let, Mul, Not, Or,
     PrimExpr, Ramp, Select, Sub, Var, lanes_of, with_lanes,
 )
@@ -57,8 +60,6 @@ def _lanes(e: PrimExpr) -> int:
 
 def _widens_int(src: str, dst: str) -> bool:
     """``src`` -> ``dst`` is a widening cast between signed integer scalar types."""
-    from tvm.ffi.dtype import DTypeCode, parse_dtype
-
     (sk, sb, sl), (dk, db, dl) = parse_dtype(src), parse_dtype(dst)
     return sl == dl == 1 and sk == dk == DTypeCode.INT and db > sb
 
@@ -300,10 +301,6 @@ def _upper_bound_in(cond: PrimExpr, var: Var) -> bool:
     """``cond`` is ``x < y`` / ``x <= y`` (or ``y > x`` / ``y >= x``) whose ``x - y`` grows
     by a positive constant per step of ``var``: once false it stays false, so it holds for
     every lane iff it holds for the last one."""
-    from tvm.arith import Analyzer
-
-    from ..expr import GE, GT, LE, LT
-
     if isinstance(cond, (LT, LE)):
         gap = Sub(cond.a, cond.b)
     elif isinstance(cond, (GT, GE)):

@@ -40,6 +40,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Optional, Sequence
 
+from tvm.tir.expr_util import const_int
 from tvm.tir.schedule.rules import RuleNotApplicable, loop_extent
 
 from .analysis import BlockInfo, Contraction
@@ -205,7 +206,7 @@ def _panel_block(sch: Any, vo: Any, info: BlockInfo, con: Contraction, nr: Optio
     k = kc or _reduction_size(info, con)
     if k is None:
         return None
-    elem = max(1, cpu.lanes("int8") // cpu.lanes(info.dtype))  # bytes per element
+    elem = _elem_bytes(info.dtype)
     panels = max(1, (cpu.l2_bytes // 2) // (k * nr * elem))
     count = loop_extent(sch, vo)
     if count is None:
@@ -256,7 +257,7 @@ def _pack_operands(sch: Any, block: Any, con: Contraction, nr: int, cpu: CPUInfo
         op = con.operands[n]
         reads = sch.get(block).reads
         index = next(k for k, r in enumerate(reads) if r.buffer is op.buffer)
-        shape = [int(e) if hasattr(e, "value") else e for e in op.buffer.shape]
+        shape = [const_int(e) if const_int(e) is not None else e for e in op.buffer.shape]
         vdims = [d for d, used in enumerate(op.vars_in) if used & lane_vars]
         rdims = [d for d, used in enumerate(op.vars_in) if used & walked and d not in vdims]
         others = [d for d in range(len(shape)) if d not in vdims and d not in rdims]
@@ -328,6 +329,12 @@ def _panel_readable(op: Any, con: Contraction, info: BlockInfo) -> bool:
     return True
 
 
+def _elem_bytes(dtype: str) -> int:
+    from tvm.ffi.dtype import parse_dtype
+
+    return max(1, parse_dtype(dtype)[1] // 8)
+
+
 def _reduction_size(info: BlockInfo, con: Contraction) -> Optional[int]:
     k = 1
     for r in con.reduce:
@@ -345,7 +352,7 @@ def _k_block(info: BlockInfo, con: Contraction, mr: int, cpu: CPUInfo) -> Option
     if con.vec_group or len(con.reduce) != 1:
         return None
     k = info.extents[con.reduce[0]]
-    elem = max(1, cpu.lanes("int8") // cpu.lanes(info.dtype))
+    elem = _elem_bytes(info.dtype)
     kc = cpu.l1_bytes // (4 * max(mr, 1) * elem)
     if k is None or k <= kc or kc < 32:
         return None
