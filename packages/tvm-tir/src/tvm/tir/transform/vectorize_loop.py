@@ -24,7 +24,6 @@ from tvm.ffi import structural_equal
 from tvm.ir.op import Op
 from tvm.ir.transform import FunctionPass
 
-from tvm.arith import Analyzer
 from tvm.arith import const_fold as F
 from tvm.ffi.dtype import DTypeCode, parse_dtype
 
@@ -301,6 +300,8 @@ def _upper_bound_in(cond: PrimExpr, var: Var) -> bool:
     """``cond`` is ``x < y`` / ``x <= y`` (or ``y > x`` / ``y >= x``) whose ``x - y`` grows
     by a positive constant per step of ``var``: once false it stays false, so it holds for
     every lane iff it holds for the last one."""
+    from tvm.arith import Analyzer  # tvm.arith imports this package: not at module level
+
     if isinstance(cond, (LT, LE)):
         gap = Sub(cond.a, cond.b)
     elif isinstance(cond, (GT, GE)):
