@@ -188,13 +188,19 @@ def _as_pipeline(pipeline: PipelineLike, target: Optional[Target], lowering_only
 def apply_default_schedule(mod: IRModule, target: Union[str, dict, Target]) -> IRModule:
     """``mod`` scheduled by the target plugin's default rules (hook
     ``tvm_tir_default_schedule``, asked with a :class:`~tvm.ir.target.Target`), or unchanged
-    when every PrimFunc is already scheduled (``tir.is_scheduled``) or no plugin answers."""
+    when every PrimFunc is already scheduled (``tir.is_scheduled``) or no plugin answers.
+
+    Each unscheduled PrimFunc is first offered to hook ``tvm_tir_tuned_schedule`` (a tuning
+    record database while it is applied); the functions it schedules keep that schedule."""
     target = _as_target(target)
     pending = [
-        gv.name_hint for gv, f in mod.items()
+        gv for gv, f in mod.items()
         if isinstance(f, PrimFunc) and not f.attrs.get(SCHEDULED_ATTR)
     ]
     if not pending:
+        return mod
+    mod = _apply_tuned_schedules(mod, pending, target)
+    if all(mod[gv].attrs.get(SCHEDULED_ATTR) for gv in pending):
         return mod
     result = get_plugin_manager().hook.tvm_tir_default_schedule(mod=mod, target=target)
     if result is None:
@@ -205,6 +211,21 @@ def apply_default_schedule(mod: IRModule, target: Union[str, dict, Target]) -> I
             f"{str(target)!r}; expected an IRModule or None"
         )
     return result
+
+
+def _apply_tuned_schedules(mod: IRModule, pending: list, target: Target) -> IRModule:
+    hook = get_plugin_manager().hook.tvm_tir_tuned_schedule
+    tuned = {}
+    for gv in pending:
+        func = hook(func=mod[gv], target=target)
+        if func is None:
+            continue
+        if not isinstance(func, PrimFunc) or not func.attrs.get(SCHEDULED_ATTR):
+            raise TypeError(
+                f"a tvm_tir_tuned_schedule hook returned {type(func).__name__} for "
+                f"{gv.name_hint}; expected a PrimFunc marked {SCHEDULED_ATTR} or None")
+        tuned[gv] = func
+    return mod.with_functions(tuned) if tuned else mod
 
 
 def lower(

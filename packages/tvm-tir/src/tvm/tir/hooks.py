@@ -32,8 +32,8 @@ from tvm.ffi import PluginError
 from tvm.ffi.plugin import add_hookspecs, get_plugin_manager, hookspec
 from tvm.ir.target import KNOWN_TARGET_DISTRIBUTIONS, Target, as_target
 
-__all__ = ["tvm_tir_codegen", "tvm_tir_default_schedule", "tvm_tir_schedule_rules", "get_codegen",
-           "CodegenFunc"]
+__all__ = ["tvm_tir_codegen", "tvm_tir_default_schedule", "tvm_tir_schedule_rules",
+           "tvm_tir_tuned_schedule", "tvm_tir_cpu_info", "get_codegen", "CodegenFunc"]
 
 #: ``build(mod, target) -> tvm.runtime.Module``: ``mod`` is an IRModule of lowered PrimFuncs
 #: with the packed calling convention (``tvm.tir.transform.MakePackedAPI``).
@@ -66,6 +66,26 @@ def tvm_tir_schedule_rules(target: Any) -> Any:
     :class:`tvm.ir.target.Target`), or ``None``.  Every plugin's answer is used: the target's
     own plugin gives its default rules, others add theirs (sorted by ``priority``, highest
     first).  The default schedule and the tuner's design space both use these rules.
+    """
+
+
+@hookspec(firstresult=True)
+def tvm_tir_tuned_schedule(func: Any, target: Target) -> Any:
+    """Return ``func`` (an unscheduled PrimFunc) scheduled from tuning records for ``target``
+    (marked ``tir.is_scheduled``), or ``None`` when there is none.  Asked before the default
+    schedule for every unscheduled PrimFunc; a tuner's record database answers it while it
+    is applied (``with database.applied(): relax.build(...)``), so no package below the
+    tuner imports it.
+    """
+
+
+@hookspec(firstresult=True)
+def tvm_tir_cpu_info(target: Target) -> Any:
+    """Return what schedule rules need to know of the CPU ``target`` is for, or ``None``: an
+    object with ``vector_bytes``, ``vector_registers``, ``num_cores``, ``l1_bytes``,
+    ``l2_bytes``, ``fma_units``, ``fma_latency`` and ``lanes(dtype)`` (the llvm plugin
+    answers with its ``CPUInfo``).  Target-independent rules (the tuner's design space) read
+    the machine through it.
     """
 
 

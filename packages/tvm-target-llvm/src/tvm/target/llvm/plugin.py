@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "tvm_register_target_kinds", "tvm_register_target_tags", "tvm_runtime_host_cpu_features",
-    "tvm_tir_codegen", "tvm_tir_default_schedule", "tvm_tir_schedule_rules",
+    "tvm_tir_codegen", "tvm_tir_default_schedule", "tvm_tir_schedule_rules", "tvm_tir_cpu_info",
     "tvm_runtime_runner", "LLVM_TARGET_ATTRS", "LOWERING_PASSES",
 ]
 
@@ -132,6 +132,16 @@ def tvm_tir_default_schedule(mod: Any, target: Target) -> Any:
     from .schedule_rules import apply_default_schedules
 
     return apply_default_schedules(mod, target)
+
+
+@hookimpl
+def tvm_tir_cpu_info(target: Target) -> Any:
+    """The :class:`~.schedule_rules.CPUInfo` of an llvm ``target`` (host or ``-mcpu``)."""
+    if target.kind_name != "llvm":
+        return None
+    from .schedule_rules import cpu_info
+
+    return cpu_info(target)
 
 
 @hookimpl
