@@ -306,3 +306,13 @@ def test_blocked_reduction_over_symbolic_rows_stays_a_contraction(cores):
     out = np.zeros((1, 50, 512), "float32")
     tir.build(func, target="llvm")["main"](a, b, bias, out)
     np.testing.assert_allclose(out, a @ b + bias, rtol=1e-4, atol=1e-2)
+
+
+def test_cpu_info_hook_gives_the_cpu_model_of_the_target():
+    from tvm.ffi.plugin import get_plugin_manager
+    from tvm.ir.target import Target
+
+    hook = get_plugin_manager().hook.tvm_tir_cpu_info
+    info = hook(target=Target("llvm -mcpu=haswell -num-cores=3"))
+    assert info == cpu_info("llvm -mcpu=haswell -num-cores=3")
+    assert info.vector_bytes == 32 and info.num_cores == 3 and info.lanes("float32") == 8

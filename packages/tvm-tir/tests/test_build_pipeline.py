@@ -276,6 +276,60 @@ def test_default_schedule_result_replaces_the_module(fake_target):
         tir.build(_scheduled_elementwise(), target="tirtestcpu")
 
 
+class _TunedPlugin:
+    """Answers ``tvm_tir_tuned_schedule`` for functions named in ``answers``."""
+
+    def __init__(self, answers):
+        self.answers = answers
+        self.asked = []
+
+    @hookimpl
+    def tvm_tir_tuned_schedule(self, func, target):
+        self.asked.append((func, target))
+        return self.answers.get(func.attrs.get("global_symbol"))
+
+
+def _named(func, name):
+    return func.with_attr("global_symbol", name)
+
+
+def test_tuned_schedule_hook_is_asked_before_the_default_schedule(fake_target):
+    tuned = _named(_scheduled_elementwise(), "a").with_attr("tir.is_scheduled", True)
+    plugin = _TunedPlugin({"a": tuned})
+    register_plugin(plugin, "tirtest-tuned")
+    try:
+        mod = IRModule({"a": _named(_scheduled_elementwise(), "a"),
+                        "b": _named(_scheduled_elementwise(), "b")})
+        fake_target.schedule_result = None
+        out = apply_default_schedule(mod, "tirtestcpu")
+        assert out["a"] is tuned and out["b"] is mod["b"]
+        assert sorted(f.attrs["global_symbol"] for f, _ in plugin.asked) == ["a", "b"]
+        assert all(isinstance(t, Target) for _, t in plugin.asked)
+        # the default schedule still sees the module, with the tuned function marked
+        (seen,) = fake_target.schedule_calls
+        assert seen["a"].attrs.get("tir.is_scheduled") and not seen["b"].attrs.get(
+            "tir.is_scheduled")
+        # every function tuned: the default schedule is not asked
+        fake_target.schedule_calls.clear()
+        plugin.answers["b"] = _named(_scheduled_elementwise(), "b").with_attr(
+            "tir.is_scheduled", True)
+        apply_default_schedule(mod, "tirtestcpu")
+        assert fake_target.schedule_calls == []
+    finally:
+        unregister_plugin("tirtest-tuned")
+
+
+def test_tuned_schedule_hook_must_answer_a_scheduled_prim_func(fake_target):
+    plugin = _TunedPlugin({"a": _named(_scheduled_elementwise(), "a")})  # not marked
+    register_plugin(plugin, "tirtest-tuned")
+    try:
+        with pytest.raises(TypeError, match="tvm_tir_tuned_schedule hook returned PrimFunc for a"):
+            apply_default_schedule(IRModule({"a": _named(_scheduled_elementwise(), "a")}),
+                                   "tirtestcpu")
+    finally:
+        unregister_plugin("tirtest-tuned")
+
+
 def test_unknown_target_kind_gives_the_install_hint():
     with pytest.raises(UnknownTargetKindError, match="unknown target kind 'nosuchtarget'"):
         tir.build(matmul_blocks(2, 2, 2), target="nosuchtarget")
