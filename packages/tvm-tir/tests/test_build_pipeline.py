@@ -67,7 +67,7 @@ def test_lower_vectorizes_and_unrolls():
 def test_lowering_pipeline_order():
     names = [p.name for p in tir.get_lowering_pipeline().passes]
     assert names == [
-        "tir.LowerInitBlock", "tir.LowerOpaqueBlock", "tir.LowerChecks",
+        "tir.LowerInitBlock", "tir.LowerOpaqueBlock", "tir.GuardIntegerDivision", "tir.LowerChecks",
         "tir.CompactBufferAllocation", "tir.FlattenBuffer",
         "tir.LegalizeLowPrecision", "tir.Simplify", "tir.VectorizeLoop", "tir.UnrollLoop", "tir.LowerAllocation", "tir.Simplify",
         "tir.RemoveNoOp",

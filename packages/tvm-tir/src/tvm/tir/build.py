@@ -59,13 +59,15 @@ def get_lowering_pipeline() -> Sequential:
     LegalizeLowPrecision comes right after FlattenBuffer: from there on no float8/float4/
     int4/int2 dtype is left (bytes and bit arithmetic instead), for every target.  LowerChecks
     turns the ``tir.check`` values of data-dependent reads (gather indices, integer divisors)
-    into asserts once the blocks are gone."""
+    into asserts once the blocks are gone; GuardIntegerDivision first makes every other integer
+    division that could trap (a zero divisor, ``INT_MIN / -1``) one of them."""
     from . import transform as T
 
     return Sequential(
         [
             T.LowerInitBlock(),
             T.LowerOpaqueBlock(),
+            T.GuardIntegerDivision(),
             T.LowerChecks(),
             T.CompactBufferAllocation(),
             T.FlattenBuffer(),

@@ -4,6 +4,7 @@ from .make_packed_api import MakePackedAPI, make_packed_api
 from .flatten_buffer import FlattenBuffer, flatten_buffer
 from .lower_allocation import LowerAllocation, lower_allocation
 from .lower_checks import LowerChecks, lower_checks
+from .guard_integer_division import GuardIntegerDivision, guard_integer_division
 from .lower_init_block import LowerInitBlock, lower_init_block
 from .lower_opaque_block import LowerOpaqueBlock, lower_opaque_block
 from .remove_no_op import RemoveNoOp, remove_no_op
