@@ -21,6 +21,7 @@ pytest.importorskip("tvm.target.llvm")
 
 from tvm import relax  # noqa: E402
 from tvm.runtime.vm import Executable  # noqa: E402
+from tvm.runtime.file_seal import SEAL_MAGIC, SEAL_SIZE  # noqa: E402
 from tvm.runtime.vm.executable import TRAILER_MAGIC  # noqa: E402
 from tvm.script import ir as I  # noqa: E402
 from tvm.script import relax as R  # noqa: E402
@@ -67,6 +68,8 @@ def test_exported_executable_holds_its_kernels_for_the_triple(cross, tmp_path):
     ex.export_library(path)
     data = path.read_bytes()
     assert data[:4] == b"\x7fELF" and struct.unpack_from("<H", data, 18)[0] == EM[arch]
+    assert data.endswith(SEAL_MAGIC)
+    data = data[:-SEAL_SIZE]
     assert data.endswith(TRAILER_MAGIC)
     assert len(data) > 8192  # the kernels, not only the program (it was 848 bytes)
     nm = shutil.which(f"{arch}-linux-gnu-nm")

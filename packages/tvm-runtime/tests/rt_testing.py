@@ -65,14 +65,19 @@ def c_string_literal(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def compile_shared(source: str, out: Path) -> Path:
-    """Compile C ``source`` into the shared library ``out`` with the system ``cc``."""
+def compile_shared(source: str, out: Path, seal: bool = True) -> Path:
+    """Compile C ``source`` into the shared library ``out`` with the system ``cc``, sealed
+    (as tvm's own exports are) unless ``seal`` is False."""
     cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
     if cc is None:
         pytest.skip("no C compiler (cc) available")
     src = out.with_suffix(".c")
     src.write_text(source)
     subprocess.run([cc, "-shared", "-fPIC", "-O1", "-o", str(out), str(src)], check=True)
+    if seal:
+        from tvm.runtime import seal_file
+
+        seal_file(out)
     return out
 
 

@@ -33,8 +33,10 @@ def test_load_module_errors(tmp_path):
     bare.write_text("x")
     with pytest.raises(rt.ModuleLoadError, match="has no file suffix; pass fmt="):
         rt.load_module(bare)
-    with pytest.raises(rt.ModuleLoadError, match="cannot load .* as a shared library"):
+    with pytest.raises(rt.ModuleLoadError, match="not written by tvm .*seal"):
         rt.load_module(weird, fmt="so")
+    with pytest.raises(rt.ModuleLoadError, match="cannot load .* as a shared library"):
+        rt.load_module(weird, fmt="so", trusted=True)
 
 
 def test_shared_library_without_metadata(tmp_path):

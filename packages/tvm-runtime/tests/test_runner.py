@@ -14,6 +14,7 @@ import pytest
 from rt_testing import KERNEL_META, c_string_literal, compile_shared, kernel_source
 
 import tvm.runtime
+from tvm.runtime import seal_file
 from tvm.runtime.error import KernelError, ModuleLoadError
 from tvm.runtime.runner import (
     LocalRunner,
@@ -101,8 +102,10 @@ def test_upload_sends_the_library_instead_of_its_path(kernel_lib, tmp_path):
         np.testing.assert_array_equal(res.output(1), np.arange(5, dtype="float32") + 2.5)
         garbage = tmp_path / "garbage.so"
         garbage.write_bytes(b"\x7fELF not really")
-        with pytest.raises(ModuleLoadError, match="cannot load the library"):
+        with pytest.raises(ModuleLoadError, match="not written by tvm"):
             s.load_module(garbage)
+        with pytest.raises(ModuleLoadError, match="cannot load the library"):
+            s.load_module(garbage, trusted=True)
 
 
 def test_kernel_errors_carry_the_kernel_message_and_the_runner(kernel_lib):
@@ -174,8 +177,10 @@ def test_load_errors(tmp_path, kernel_lib):
             s.load_module(tmp_path / "missing.so")
         garbage = tmp_path / "garbage.so"
         garbage.write_bytes(b"not an ELF file")
-        with pytest.raises(ModuleLoadError, match="cannot load the library"):
+        with pytest.raises(ModuleLoadError, match="not written by tvm"):
             s.load_module(garbage)
+        with pytest.raises(ModuleLoadError, match="cannot load the library"):
+            s.load_module(garbage, trusted=True)
         assert s.load_module(kernel_lib) is s.load_module(kernel_lib)
 
 
@@ -229,6 +234,7 @@ def test_server_under_an_emulator_prefix(tmp_path):
     src.write_text(kernel_source(KERNEL_META))
     lib = tmp_path / "kernels_aarch64.so"
     subprocess.run([cc, "-shared", "-fPIC", "-O1", "-o", str(lib), str(src)], check=True)
+    seal_file(lib)
     runner = ProcessRunner(launcher=["qemu-aarch64", "-L", sysroot], cc=cc,
                            triple="aarch64-linux-gnu")
     with runner.session() as s:

@@ -173,12 +173,16 @@ def test_export_constants_without_kernels(tmp_path):
 def test_load_rejects_garbage(tmp_path):
     path = tmp_path / "bad.so"
     path.write_bytes(b"x" * 10 + (1 << 40).to_bytes(8, "little") + b"TVMVMEX1")
-    with pytest.raises(ModuleLoadError, match="trailer is corrupt"):
+    with pytest.raises(ModuleLoadError, match="not written by tvm"):
         load_executable(path)
+    with pytest.raises(ModuleLoadError, match="trailer is corrupt"):
+        load_executable(path, trusted=True)
     other = tmp_path / "other.bin"
     other.write_bytes(b"hello")
-    with pytest.raises(ModuleLoadError, match="not a VM executable"):
+    with pytest.raises(ModuleLoadError, match="not written by tvm"):
         load_executable(other)
+    with pytest.raises(ModuleLoadError, match="not a VM executable"):
+        load_executable(other, trusted=True)
 
 
 def test_validation_errors():

@@ -27,6 +27,7 @@ from .error import (
     ModuleLoadError,
     TVMError,
 )
+from .file_seal import seal_file
 from .module import (
     Module,
     NativeModule,
@@ -67,6 +68,7 @@ __all__ = [
     "get_num_threads",
     "TVMError",
     "KernelError",
+    "seal_file",
     "DeviceUnavailableError",
     "ModuleLoadError",
     "HostMismatchError",

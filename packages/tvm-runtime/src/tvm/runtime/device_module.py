@@ -363,8 +363,9 @@ def save_device_module(path: str | os.PathLike[str], payload: dict[str, Any],
         raise ValueError(f"export_library: a {payload.get('format')} module is written to a "
                          f".{suffix} file (tvm.runtime.load_module picks the loader by "
                          f"suffix), got {path!r}")
-    with open(path, "w", encoding="utf-8") as fh:
-        json.dump(payload, fh)
+    from .file_seal import write_file
+
+    write_file(path, [json.dumps(payload).encode("utf-8")])
 
 
 def load_device_module_payload(path: str | os.PathLike[str], fmt: str) -> dict[str, Any]:

@@ -9,10 +9,10 @@ suffix through the ``tvm_runtime_module_loader`` hook; ``.so``/``.dylib``/``.dll
 
 from __future__ import annotations
 
+import contextvars
 import ctypes
 import json
 import os
-import shutil
 import threading
 from collections.abc import Callable, Collection, Iterator
 from typing import Any
@@ -20,6 +20,7 @@ from typing import Any
 from tvm.ffi.plugin import hookimpl
 
 from .error import FunctionNotFoundError, HostMismatchError, ModuleLoadError
+from .file_seal import check_seal, write_file
 from .host import file_arch, host_arch, host_mismatch
 from .packed_func import PackedCFunc, install_runtime_slots
 
@@ -40,6 +41,8 @@ META_SYMBOL = "__tvm_module_meta"
 ABI_VERSION = 1
 
 _SHARED_LIBRARY_FORMATS = ("so", "dylib", "dll")
+#: set by ``load_module(..., trusted=True)`` for the loaders it calls
+_TRUSTED: contextvars.ContextVar[bool] = contextvars.ContextVar("tvm_load_trusted", default=False)
 
 
 class Module:
@@ -313,9 +316,13 @@ def module_from_symbols(
 
 
 class SharedLibraryModule(NativeModule):
-    """A compiled module loaded from a shared library (``.so``/``.dylib``/``.dll``)."""
+    """A compiled module loaded from a shared library (``.so``/``.dylib``/``.dll``).
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    The file's seal (:mod:`.file_seal`) is checked before ``dlopen``: a library tvm did not
+    write, or one truncated or corrupted since, is refused unless ``trusted`` (default: what
+    ``load_module(..., trusted=...)`` was called with)."""
+
+    def __init__(self, path: str | os.PathLike[str], trusted: bool | None = None) -> None:
         path = os.fspath(path)
         if not os.path.exists(path):
             raise FileNotFoundError(f"load_module: no such file: {path!r}")
@@ -326,6 +333,8 @@ class SharedLibraryModule(NativeModule):
                 f"{host_arch()}; run it there (or under qemu-user), or rebuild it for this "
                 "machine"
             )
+        if not (_TRUSTED.get() if trusted is None else trusted):
+            check_seal(path)
         try:
             lib = ctypes.CDLL(os.path.abspath(path), mode=getattr(os, "RTLD_LOCAL", 0))
         except OSError as err:
@@ -350,7 +359,8 @@ class SharedLibraryModule(NativeModule):
                 f"SharedLibraryModule.export_library takes no options, got {sorted(kwargs)}"
             )
         if os.path.abspath(os.fspath(path)) != os.path.abspath(self.path):
-            shutil.copyfile(self.path, path)
+            with open(self.path, "rb") as f:
+                write_file(path, [f.read()], 0o755)
 
 
 # ---------------------------------------------------------------------- loaders
@@ -383,8 +393,13 @@ class BuiltinModuleLoaderPlugin:
         return None
 
 
-def load_module(path: str | os.PathLike[str], fmt: str | None = None) -> Module:
-    """Load a module file; the format is ``fmt`` or the file's suffix (``so``, ...)."""
+def load_module(path: str | os.PathLike[str], fmt: str | None = None, *,
+                trusted: bool = False) -> Module:
+    """Load a module file; the format is ``fmt`` or the file's suffix (``so``, ...).
+
+    A shared library or VM executable must carry the seal tvm's ``export_library`` writes
+    (checked before the file is opened as a library, see :mod:`.file_seal`); ``trusted=True``
+    loads one without (a library you built yourself and trust)."""
     from .hooks import plugin_manager
 
     path = os.fspath(path)
@@ -406,7 +421,11 @@ def load_module(path: str | os.PathLike[str], fmt: str | None = None) -> Module:
             f"registered: {', '.join(known)}; a plugin can add formats through the "
             "tvm_runtime_module_loader hook"
         )
-    module = loader(path)
+    token = _TRUSTED.set(bool(trusted))
+    try:
+        module = loader(path)
+    finally:
+        _TRUSTED.reset(token)
     if not isinstance(module, Module):
         raise ModuleLoadError(
             f"load_module: the loader for format {fmt!r} returned {type(module).__name__}, "

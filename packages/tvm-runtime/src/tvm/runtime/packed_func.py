@@ -97,6 +97,7 @@ class ParamInfo:
     kind: str  # "tensor" | "scalar" | "handle"
     dtype: str | None = None
     shape: tuple[int | str, ...] | None = None
+    written: bool = False  # the kernel may write the tensor (read-only arrays are refused)
 
     @classmethod
     def from_meta(cls, fname: str, index: int, entry: Any) -> ParamInfo:
@@ -125,7 +126,11 @@ class ParamInfo:
                     f"{fname}: parameter {name!r} has a malformed shape {shape!r}"
                 )
             shape = tuple(shape)
-        return cls(str(name), kind, dtype, shape)
+        written = entry.get("written", False)
+        if not isinstance(written, bool):
+            raise ModuleLoadError(f"{fname}: parameter {name!r} has a non-boolean 'written' "
+                                  f"{written!r}")
+        return cls(str(name), kind, dtype, shape, written)
 
     def describe(self) -> str:
         if self.kind == "tensor":
@@ -339,6 +344,11 @@ class PackedCFunc:
             t = _as_tensor(self.name, pname, value)
             if p is not None:
                 binder.check(p, t)
+                if p.written and t._array is not None and not t._array.flags.writeable:
+                    raise KernelError(
+                        f"{self.name}: argument {pname} is read-only memory (a numpy array "
+                        "with writeable=False, or one viewing immutable bytes), and the "
+                        "kernel writes it; pass a writable array")
             keep.append(t)
             slot.v_handle = t._dl_address()
             return ArgTypeCode.kDLTensorHandle

@@ -120,9 +120,10 @@ class Session(ABC):
     runner: Runner
 
     @abstractmethod
-    def load_module(self, path: str | os.PathLike[str]) -> Module:
+    def load_module(self, path: str | os.PathLike[str], trusted: bool = False) -> Module:
         """The kernels of library ``path`` as a module whose functions run in this session
-        (called with tensors, they write their outputs into them as a local kernel does)."""
+        (called with tensors, they write their outputs into them as a local kernel does).
+        The library must carry tvm's seal unless ``trusted`` (see ``load_module``)."""
 
     @abstractmethod
     def run(self, lib: str | os.PathLike[str] | Module, func: str, args: Sequence[Any], *,
@@ -203,10 +204,10 @@ class _LocalSession(Session):
     runner: LocalRunner
     _modules: dict[str, Module] = field(default_factory=dict)
 
-    def load_module(self, path: str | os.PathLike[str]) -> Module:
+    def load_module(self, path: str | os.PathLike[str], trusted: bool = False) -> Module:
         key = os.path.abspath(os.fspath(path))
         if key not in self._modules:
-            self._modules[key] = load_module(key)
+            self._modules[key] = load_module(key, trusted=trusted)
         return self._modules[key]
 
     def load_executable(self, path: str | os.PathLike[str]) -> Any:

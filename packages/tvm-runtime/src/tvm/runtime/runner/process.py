@@ -39,6 +39,7 @@ from tvm.ffi.dlpack import ArgTypeCode
 from tvm.ffi.dtype import DTypeCode, from_numpy_dtype, parse_dtype, to_numpy_dtype
 
 from ..error import KernelError, ModuleLoadError
+from ..file_seal import check_seal
 from ..module import Module
 from ..packed_func import ParamInfo
 from ..tensor import Tensor
@@ -289,12 +290,15 @@ class ProcessSession(Session):
 
     # ------------------------------------------------------------------ API
 
-    def load_module(self, path: str | os.PathLike[str]) -> RemoteModule:
+    def load_module(self, path: str | os.PathLike[str], trusted: bool = False
+                    ) -> RemoteModule:
         key = os.path.abspath(os.fspath(path))
         if key in self._modules:
             return self._modules[key]
         if not os.path.exists(key):
             raise FileNotFoundError(f"{self._what}: no such file: {key!r}")
+        if not trusted:  # as load_module does: only files tvm wrote (see file_seal)
+            check_seal(key, self._what)
         if self.runner.upload:
             with open(key, "rb") as f:
                 op, payload = _OP_UPLOAD, f.read()

@@ -3,10 +3,12 @@
 File format (``Executable.export_library("model.so")``; see ``docs/abi.md``): the kernel
 library's shared object, unchanged, followed by the *program blob* and a 16-byte trailer::
 
-    [shared library bytes][program blob][u64 little-endian blob length]["TVMVMEX1"]
+    [shared library bytes][program blob][u64 little-endian blob length]["TVMVMEX1"][seal]
 
 so the file is still an ordinary shared library (``dlopen`` ignores bytes past its
-segments) and :func:`tvm.runtime.load_module` recognises an executable by the trailer.
+segments) and :func:`tvm.runtime.load_module` recognises an executable by the trailer.  The
+last 48 bytes are the file's seal (:mod:`tvm.runtime.file_seal`), checked before anything
+of the file is read or opened as a library.
 The program blob is::
 
     "TVMVMPRG"  u32 version  u32 n  [n bytes of UTF-8 JSON]  zero padding to 64  [constants]
@@ -37,6 +39,8 @@ from typing import Any
 import numpy as np
 from tvm.ffi.dtype import from_numpy_dtype, parse_dtype, to_numpy_dtype
 from tvm.ffi.plugin import hookimpl
+
+from ..file_seal import check_seal, sealed_payload_length, write_sealed
 
 from ..error import ModuleLoadError
 from ..module import Module, NativeModule, SharedLibraryModule
@@ -286,16 +290,7 @@ class Executable(Module):
             elif kwargs:
                 raise TypeError(f"export_library: unexpected options {sorted(kwargs)}")
             blob = self.program_bytes(embedded)
-        tmp_out = f"{path}.tmp{os.getpid()}"
-        try:
-            with open(tmp_out, "wb") as f:
-                f.write(lib_bytes)
-                f.write(blob)
-                f.write(_TRAILER.pack(len(blob), TRAILER_MAGIC))
-            os.replace(tmp_out, path)
-        finally:
-            if os.path.exists(tmp_out):
-                os.remove(tmp_out)
+        write_sealed(path, [lib_bytes, blob, _TRAILER.pack(len(blob), TRAILER_MAGIC)])
 
 
 def _load_embedded_module(entry: Any, blob: bytes, raw_start: int, origin: str) -> Module:
@@ -360,9 +355,11 @@ def _validate_program(program: Any, nconst: int) -> dict[str, Any]:
 # ---------------------------------------------------------------------------- loading
 
 
-def _read_trailer(path: str) -> tuple[int, int] | None:
-    """``(library length, blob length)`` of an executable file, or None if it is not one."""
-    size = os.path.getsize(path)
+def _read_trailer(path: str, end: int | None = None) -> tuple[int, int] | None:
+    """``(library length, blob length)`` of an executable file whose content (before its
+    seal) ends at ``end`` (default: where the seal says, else the file's end), or None if
+    it is not one."""
+    size = end if end is not None else (sealed_payload_length(path) or os.path.getsize(path))
     if size < _TRAILER.size:
         return None
     with open(path, "rb") as f:
@@ -375,11 +372,12 @@ def _read_trailer(path: str) -> tuple[int, int] | None:
     return size - _TRAILER.size - blob_len, blob_len
 
 
-def split_executable_file(path: str | os.PathLike[str]) -> tuple[int, bytes] | None:
+def split_executable_file(path: str | os.PathLike[str], end: int | None = None
+                          ) -> tuple[int, bytes] | None:
     """``(length of the shared-library part, program blob)`` of an exported executable, or
     None when ``path`` is not one (for loaders that run the library part elsewhere)."""
     path = os.fspath(path)
-    found = _read_trailer(path)
+    found = _read_trailer(path, end)
     if found is None:
         return None
     lib_len, blob_len = found
@@ -393,19 +391,26 @@ def is_executable_file(path: str | os.PathLike[str]) -> bool:
     return _read_trailer(os.fspath(path)) is not None
 
 
-def load_executable(path: str | os.PathLike[str]) -> Executable:
-    """Load an exported executable (the kernels are ``dlopen``-ed from the same file)."""
+def load_executable(path: str | os.PathLike[str], trusted: bool | None = None) -> Executable:
+    """Load an exported executable (the kernels are ``dlopen``-ed from the same file).
+
+    Its seal is checked first (see :mod:`tvm.runtime.file_seal`) unless ``trusted``
+    (default: what ``load_module(..., trusted=...)`` was called with)."""
+    from ..module import _TRUSTED
+
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"load_executable: no such file: {path!r}")
-    found = split_executable_file(path)
+    trusted = _TRUSTED.get() if trusted is None else trusted
+    end = None if trusted else check_seal(path, "load_executable")
+    found = split_executable_file(path, end)
     if found is None:
         raise ModuleLoadError(
             f"{path!r} is not a VM executable (no {TRAILER_MAGIC.decode()} trailer); export "
             "one with Executable.export_library"
         )
     lib_len, blob = found
-    kernel_lib = SharedLibraryModule(path) if lib_len else None
+    kernel_lib = SharedLibraryModule(path, trusted=True) if lib_len else None  # checked
     return Executable.from_program_bytes(blob, kernel_lib, origin=repr(path))
 
 

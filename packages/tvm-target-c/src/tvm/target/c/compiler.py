@@ -29,6 +29,8 @@ from pathlib import Path
 from typing import Any, Optional
 
 from tvm.ffi import TVMError, knobs
+from tvm.runtime.error import ModuleLoadError
+from tvm.runtime.file_seal import check_seal, write_file, write_sealed
 
 __all__ = [
     "CCompilerNotFoundError", "CCompileError", "CompilerOptions", "find_compiler",
@@ -152,7 +154,34 @@ def compile_source(source: str, options: Optional[CompilerOptions] = None,
     d = _writable_dir() if use_cache else Path(tempfile.mkdtemp(prefix="tvm-c-"))
     lib = d / f"{key}{_suffix()}"
     if lib.exists():
-        return lib
+        try:
+            check_seal(lib)  # a cached library changed since (truncated, edited) is rebuilt
+            return lib
+        except ModuleLoadError:
+            pass
+    # compile in a private directory, then write the sealed library into the cache
+    # atomically (O_EXCL temporary name: concurrent builds of one kernel both succeed)
+    with tempfile.TemporaryDirectory(prefix="tvm-c-build-") as work:
+        src = Path(work) / f"{key}.c"
+        tmp_lib = Path(work) / f"{key}{_suffix()}"
+        src.write_text(source)
+        cmd = [words[0], *cmd_flags, "-o", str(tmp_lib), str(src), "-lm"]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        except (OSError, subprocess.SubprocessError) as err:
+            raise CCompileError(f"target c: running the C compiler failed: {' '.join(cmd)}: "
+                                f"{err}") from err
+        if proc.returncode != 0:
+            kept = d / f"{key}.failed.c"
+            write_file(kept, [source.encode("utf-8")])
+            raise CCompileError(
+                f"target c: the C compiler failed (exit {proc.returncode}) on generated source "
+                f"{kept}:\n$ {' '.join(cmd)}\n{(proc.stderr or proc.stdout).strip()[:4000]}"
+            )
+        write_sealed(lib, [tmp_lib.read_bytes()])
+    if knobs.C_KEEP_SOURCE.get():
+        write_file(d / f"{key}.c", [source.encode("utf-8")])
+    return lib
     tmp_base = d / f".{key}.{os.getpid()}"
     src = Path(f"{tmp_base}.c")
     tmp_lib = Path(f"{tmp_base}.tmp{_suffix()}")

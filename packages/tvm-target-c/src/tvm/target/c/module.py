@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 from typing import Any
 
+from tvm.runtime.file_seal import write_file
 from tvm.runtime.module import SharedLibraryModule
 
 __all__ = ["CModule"]
@@ -42,10 +42,9 @@ class CModule(SharedLibraryModule):
         if not os.path.isdir(parent):
             raise FileNotFoundError(f"export_library: directory {parent!r} does not exist")
         if path.endswith(".c"):
-            Path(path).write_text(self.get_source("c"))
+            write_file(path, [self.get_source("c").encode("utf-8")])
             return
-        if os.path.abspath(path) != os.path.abspath(self.path):
-            shutil.copyfile(self.path, path)
+        super().export_library(path)  # the sealed library, copied atomically
 
     def __repr__(self) -> str:
         return f"<tvm.target.c.CModule functions={self.function_names}>"

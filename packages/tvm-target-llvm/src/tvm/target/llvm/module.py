@@ -33,6 +33,7 @@ from typing import Any
 
 import llvmlite.binding as llvm
 from tvm.ffi import knobs
+from tvm.runtime.file_seal import write_file, write_sealed
 from tvm.runtime.host import missing_features
 from tvm.runtime.module import META_SYMBOL, Module, NativeModule
 
@@ -256,20 +257,19 @@ class LLVMModule(NativeModule):
         path = os.fspath(path)
         suffix = os.path.splitext(path)[1].lower()
         if suffix == ".ll":
-            with open(path, "w", encoding="utf-8") as f:
-                f.write(self._ir)
+            write_file(path, [self._ir.encode("utf-8")])
             return
         obj = self.emit_object()
         if suffix == ".o":
-            with open(path, "wb") as f:
-                f.write(obj)
+            write_file(path, [obj])
             return
         compiler = find_c_compiler(cc, self.options.triple)
         with tempfile.TemporaryDirectory(prefix="tvm_export_") as tmp:
             obj_path = os.path.join(tmp, "lib0.o")
+            lib_path = os.path.join(tmp, "lib" + (suffix or ".so"))
             with open(obj_path, "wb") as f:
                 f.write(obj)
-            cmd = [compiler, "-shared", "-o", os.path.abspath(path), obj_path, *options]
+            cmd = [compiler, "-shared", "-o", lib_path, obj_path, *options]
             if self.options.threading == "omp":
                 cmd.append("-lgomp")  # parallel loops call GOMP_parallel (see .outline)
             if "darwin" not in self.options.triple:
@@ -280,6 +280,8 @@ class LLVMModule(NativeModule):
                     f"export_library: linking {path!r} failed (exit {proc.returncode}):\n"
                     f"  {' '.join(cmd)}\n{proc.stderr.strip()}"
                 )
+            with open(lib_path, "rb") as f:
+                write_sealed(path, [f.read()])  # see tvm.runtime.file_seal
 
     def __repr__(self) -> str:
         return (f"<LLVMModule {self.name!r} target={self.options.target_str!r} "
