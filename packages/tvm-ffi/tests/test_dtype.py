@@ -316,3 +316,14 @@ def test_storage_is_one_byte_per_narrow_element(text, nbytes, storage):
     assert storage_dtype(text) == storage
     if parse_dtype(text)[2] == 1 and text != "bool":
         assert to_numpy_dtype(text).itemsize == nbytes  # the numpy (ml_dtypes) layout
+
+
+def test_from_numpy_dtype_refuses_the_other_byte_order():
+    import sys
+
+    other = ">" if sys.byteorder == "little" else "<"
+    with pytest.raises(ValueError, match="-endian and this machine is"):
+        from_numpy_dtype(np.dtype(other + "f4"))
+    native = "<" if sys.byteorder == "little" else ">"
+    assert from_numpy_dtype(np.dtype(native + "i8")) == "int64"
+    assert from_numpy_dtype(np.dtype("|u1")) == "uint8"  # no byte order

@@ -270,10 +270,23 @@ def to_numpy_dtype(text: str):
 
 def from_numpy_dtype(dtype) -> str:
     """The dtype string of a numpy dtype (``np.float32`` -> ``"float32"``, an ml_dtypes
-    ``float8_e4m3fn`` -> ``"float8_e4m3fn"``)."""
+    ``float8_e4m3fn`` -> ``"float8_e4m3fn"``).
+
+    A dtype of the other byte order (``">f4"`` on a little-endian machine) is a ValueError:
+    tvm's dtypes are in the machine's byte order, and reading such data as one would
+    silently give wrong numbers."""
+    import sys
+
     import numpy as np
 
     dt = np.dtype(dtype)
+    if dt.byteorder not in ("=", "|") and dt.byteorder != {"little": "<", "big": ">"}[
+            sys.byteorder]:
+        order = "big" if dt.byteorder == ">" else "little"
+        raise ValueError(
+            f"numpy dtype {dt.str!r} is {order}-endian and this machine is "
+            f"{sys.byteorder}-endian; convert the data first, e.g. "
+            "arr.astype(arr.dtype.newbyteorder('='))")
     if dt == np.bool_:
         return "bool"
     name = dt.name

@@ -15,8 +15,9 @@ are ``noalias`` (``tir.noalias``) or simply emit it in place.
 
 Attributes of the result: ``calling_conv = "packed"``, ``global_symbol`` (kept, or the
 GlobalVar name), and ``tir.packed_params``: a JSON list describing the original parameters
-(``{"name", "kind": "tensor"|"scalar"|"handle", "dtype", "shape"}``) that targets copy into
-the module metadata ``__tvm_module_meta``.
+(``{"name", "kind": "tensor"|"scalar"|"handle", "dtype", "shape", "written"}``; ``written``:
+whether the kernel may write the tensor, so that a read-only array is refused at the call)
+that targets copy into the module metadata ``__tvm_module_meta``.
 
 Intrinsics used by the generated body (every target that compiles packed functions
 implements them; the C target prints them as the equivalent C):
@@ -70,8 +71,10 @@ from ..expr import (
     And, BufferLoad, Call, Cast, IntImm, Not, Or, PrimExpr, StringImm, Var, const,
 )
 from ..function import PrimFunc
-from ..stmt import AssertStmt, AttrStmt, DeclBuffer, Evaluate, IfThenElse, LetStmt, Stmt
-from ..stmt_functor import free_vars
+from ..stmt import (
+    AssertStmt, AttrStmt, BufferStore, DeclBuffer, Evaluate, IfThenElse, LetStmt, Stmt,
+)
+from ..stmt_functor import free_vars, post_order_visit
 
 __all__ = [
     "MakePackedAPI", "make_packed_api", "StructFieldKind", "struct_get", "struct_set",
@@ -360,6 +363,26 @@ def _bind_buffer(pro: _Prologue, binder: _Binder, arg: str, handle: Var, buf: Bu
     pro.let(buf.data, data_value)
 
 
+def _written_data_vars(body: Stmt) -> set:
+    """Data variables the body may write: stored to, or whose address a call receives (an
+    extern function may write through it)."""
+    out: set = set()
+
+    def f(node: Any) -> None:
+        if isinstance(node, BufferStore):
+            out.add(node.buffer.data)
+        elif isinstance(node, Call):
+            for a in node.args:
+                if isinstance(a, Var):
+                    out.add(a)
+                elif isinstance(a, BufferLoad) and getattr(node.op, "name", "") in (
+                        "tir.address_of", "tir.tvm_access_ptr"):
+                    out.add(a.buffer.data)
+
+    post_order_visit(body, f)
+    return out
+
+
 def make_packed_api(func: PrimFunc, name: Optional[str] = None,
                     device_type: int = int(DLDeviceType.kDLCPU)) -> PrimFunc:
     """Rewrite ``func`` to the packed calling convention (see the module docstring).
@@ -387,6 +410,7 @@ def make_packed_api(func: PrimFunc, name: Optional[str] = None,
 
     meta: list[dict[str, Any]] = []
     handles: list[tuple[str, Var, Buffer, str]] = []
+    written = _written_data_vars(func.body)
     for i, param in enumerate(func.params):
         buf = func.buffer_map.get(param)
         pname = buf.name if buf is not None else param.name
@@ -401,7 +425,8 @@ def make_packed_api(func: PrimFunc, name: Optional[str] = None,
             handles.append((pname, handle, buf, dtype))
             meta.append({"name": pname, "kind": "tensor", "dtype": dtype,
                          "shape": [s.value if isinstance(s, IntImm) else _show(s)
-                                   for s in buf.shape]})
+                                   for s in buf.shape],
+                         "written": buf.data in written})
         else:
             pro.let(param, _scalar_value(args, i, param))
             kind = "handle" if parse_dtype(param.dtype)[0] == DTypeCode.HANDLE else "scalar"
