@@ -55,3 +55,16 @@ def test_arith_and_helpers_import_first():
         done = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True,
                               text=True)
         assert done.returncode == 0, done.stderr
+
+
+def test_a_buffer_is_not_iterable():
+    """``iter(buffer)`` would otherwise index it 0, 1, 2, ... forever."""
+    import pytest
+    from tvm.tir import decl_buffer
+
+    buf = decl_buffer((4,), "float32", "A")
+    with pytest.raises(TypeError, match="tir.Buffer is not iterable"):
+        iter(buf)
+    with pytest.raises(TypeError, match="not iterable"):
+        list(buf)
+    assert buf[1].indices[0].value == 1

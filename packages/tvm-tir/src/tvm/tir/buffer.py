@@ -43,6 +43,11 @@ class Buffer(Object):
     def ndim(self) -> int:
         return len(self.shape)
 
+    def __iter__(self) -> Any:
+        # without this, iter() would call __getitem__(0), (1), ... and never end
+        raise TypeError(f"a tir.Buffer is not iterable (buffer {self.name}); index it with "
+                        "buffer[i, j] to load an element")
+
     def __getitem__(self, indices: Any) -> BufferLoad:
         if not isinstance(indices, tuple):
             indices = (indices,)

@@ -50,6 +50,8 @@ typedef int32_t (*PackedFunc)(TVMValue *, int32_t *, int32_t, TVMValue *, int32_
 typedef int32_t (*ParallelLambda)(int32_t task_id, int32_t num_task, void *cdata);
 
 static int proto_out = 1;
+/* at most this many threads run a parallel launch (what kernels see as the thread count) */
+#define MAX_WORKERS 256
 static int32_t num_threads = 1;
 static void *modules[MAX_MODULES];
 static int num_modules = 0;
@@ -85,8 +87,8 @@ static int32_t parallel_launch(ParallelLambda f, void *cdata, int32_t num_task) 
   if (num_task <= 0) num_task = num_threads;
   int32_t workers = num_threads < num_task ? num_threads : num_task;
   Launch l = {f, cdata, num_task, 0, 0};
-  pthread_t threads[256];
-  if (workers > 256) workers = 256;
+  pthread_t threads[MAX_WORKERS];
+  if (workers > MAX_WORKERS) workers = MAX_WORKERS;
   int started = 0;
   for (int i = 1; i < workers; ++i)
     if (pthread_create(&threads[started], NULL, launch_worker, &l) == 0) ++started;
@@ -303,7 +305,7 @@ int main(void) {
   proto_out = dup(1);
   dup2(2, 1);  /* whatever a library prints goes to stderr */
   const char *env = getenv("TVM_NUM_THREADS");
-  if (env && atoi(env) > 0) num_threads = atoi(env);
+  if (env && atoi(env) > 0) num_threads = atoi(env) > MAX_WORKERS ? MAX_WORKERS : atoi(env);
   for (;;) {
     uint32_t op; uint64_t n;
     if (read_full(&op, 4) || read_full(&n, 8)) return 0;  /* the host closed the pipe */
@@ -322,7 +324,7 @@ int main(void) {
     else if (op == 3) do_call(payload, n);
     else if (op == 4 && n == 4) {
       int32_t t = *(int32_t *)payload;
-      num_threads = t > 0 ? t : 1;
+      num_threads = t <= 0 ? 1 : (t > MAX_WORKERS ? MAX_WORKERS : t);
       reply(0, NULL, 0);
     } else reply_error("unknown request%s", "");
     free(payload);
