@@ -224,3 +224,23 @@ def test_bad_rule_arguments():
     with pytest.raises(ValueError, match="initialize"):
         PostOrderApply().generate_design_space(W.matmul_relu())
     assert AutoInline().name == "auto_inline" and RandomComputeLocation().name
+
+
+def test_packing_a_layout_free_constant_is_marked_for_compile_time():
+    func = W.matmul_relu(64).with_attr("layout_free_buffers", [1])
+    rules = [MultiLevelTiling(reuse_write="no", pack_operands="must")]
+    ctx = ms.TuneContext(func, W.TARGET, seed=0,
+                         space_generator=PostOrderApply(sch_rules=rules, include_default=False))
+    (space,) = ctx.generate_design_space()
+    cache = space.get(space.get_block("B_global"))
+    assert cache.annotations.get("layout_rewrite_preproc")
+    packed = cache.writes[0].buffer
+    lanes = rules[0].cpu.lanes("float32")
+    assert [int(s) for s in packed.shape] == [64 // lanes, 64, lanes]
+    # without the attribute the operand is still packed, in the kernel
+    (inner,) = ms.TuneContext(W.matmul_relu(64), W.TARGET, seed=0, space_generator=PostOrderApply(
+        sch_rules=[MultiLevelTiling(reuse_write="no", pack_operands="must")],
+        include_default=False)).generate_design_space()
+    assert "layout_rewrite_preproc" not in inner.get(inner.get_block("B_global")).annotations
+    got, want = W.run("matmul_relu", inner.mod)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
