@@ -66,7 +66,14 @@ def test_sampled_spaces_tile_with_samples(spaces):
     fused = [s for s in out[1:] if {"ReverseComputeAt"} & set(_kinds(s))]
     assert len(fused) >= 2
     if name == "matmul_relu":
-        assert any("CacheRead" in _kinds(s) and "TransformLayout" in _kinds(s) for s in out)
+        packed = [s for s in out if "CacheRead" in _kinds(s) and "TransformLayout" in _kinds(s)]
+        assert len(packed) >= 3
+        widths = set()
+        for space in packed:  # the innermost tile of j is one panel: contiguous lanes
+            nr = int(space.get(space.get_block("B_global")).writes[0].buffer.shape[-1])
+            widths.add(nr)
+            assert int(space.get(space.get_loops(space.get_block("C"))[-1]).extent) == nr
+        assert len(widths) >= 2
     if name == "conv2d":  # the padding stage is inlined into the convolution
         assert all("ComputeInline" in _kinds(s) for s in out[1:])
 
@@ -228,7 +235,7 @@ def test_bad_rule_arguments():
 
 def test_packing_a_layout_free_constant_is_marked_for_compile_time():
     func = W.matmul_relu(64).with_attr("layout_free_buffers", [1])
-    rules = [MultiLevelTiling(reuse_write="no", pack_operands="must")]
+    rules = [MultiLevelTiling(reuse_write="no", pack_operands="must", pack_registers=(1,))]
     ctx = ms.TuneContext(func, W.TARGET, seed=0,
                          space_generator=PostOrderApply(sch_rules=rules, include_default=False))
     (space,) = ctx.generate_design_space()
@@ -239,7 +246,7 @@ def test_packing_a_layout_free_constant_is_marked_for_compile_time():
     assert [int(s) for s in packed.shape] == [64 // lanes, 64, lanes]
     # without the attribute the operand is still packed, in the kernel
     (inner,) = ms.TuneContext(W.matmul_relu(64), W.TARGET, seed=0, space_generator=PostOrderApply(
-        sch_rules=[MultiLevelTiling(reuse_write="no", pack_operands="must")],
+        sch_rules=[MultiLevelTiling(reuse_write="no", pack_operands="must", pack_registers=(1,))],
         include_default=False)).generate_design_space()
     assert "layout_rewrite_preproc" not in inner.get(inner.get_block("B_global")).annotations
     got, want = W.run("matmul_relu", inner.mod)

@@ -15,11 +15,12 @@ variant is a candidate too: every variant is one design space.
 
 Operand packing (``pack_operands``): the operand read along the output's last variable in
 its last dimension and walked by the reduction (a matmul's ``B[k, j]``, a conv's weights in
-HWIO) is copied in the kernel into panels ``P[j // L, k, j % L]`` of ``L`` vector lanes
-(``cache_read`` + ``transform_layout``), so the innermost tile reads one contiguous stream;
-a layout-free constant's copy is annotated ``layout_rewrite_preproc`` (packed once at
-compile time).  Because a structural choice cannot be a replayable decision, the packed
-variant is another design space.
+HWIO) is copied in the kernel into panels ``P[j // NR, k, j % NR]`` (``cache_read`` +
+``transform_layout``), and the innermost tile of ``j`` is then exactly ``NR`` (the outer
+tiles of ``j`` are sampled), so the innermost tile reads one contiguous stream; ``NR`` is
+1, 2 or 4 vector registers (``pack_registers``).  A layout-free constant's copy is
+annotated ``layout_rewrite_preproc`` (packed once at compile time).  A structural choice
+cannot be a replayable decision, so each packed variant is another design space.
 
 Loop kinds (parallel, vectorize, unroll) are left to ParallelizeVectorizeUnroll and its
 postprocessor; the block is annotated ``meta_schedule.tiling_structure`` for them and for
@@ -57,7 +58,8 @@ class MultiLevelTiling(ScheduleRule):
     ``structure``: a string of ``S`` and ``R`` (``"SSRSRS"`` for CPU); ``reuse_write``:
     ``"may"`` / ``"must"`` / ``"no"``; ``write_levels``: the ``S`` levels (1-based) whose
     tiles the write cache or consumer is computed under; ``pack_operands``: ``"may"`` /
-    ``"must"`` / ``"no"``; ``max_innermost_factor``: the innermost tile limit (None: four
+    ``"must"`` / ``"no"``, with panels of ``pack_registers`` vector registers;
+    ``max_innermost_factor``: the innermost tile limit (None: four
     vector registers of the block's dtype, from hook ``tvm_tir_cpu_info``).
     """
 
@@ -65,7 +67,8 @@ class MultiLevelTiling(ScheduleRule):
 
     def __init__(self, structure: str = "SSRSRS", reuse_write: str = "may",
                  write_levels: Sequence[int] = (1, 2), pack_operands: str = "may",
-                 max_innermost_factor: Optional[int] = None, cpu: Any = None):
+                 max_innermost_factor: Optional[int] = None, cpu: Any = None,
+                 pack_registers: Sequence[int] = (1, 2, 4)):
         if not structure or set(structure) - {"S", "R"} or "S" not in structure:
             raise ValueError(f"MultiLevelTiling: structure must be a string of S and R with at "
                              f"least one S, got {structure!r}")
@@ -82,6 +85,9 @@ class MultiLevelTiling(ScheduleRule):
         self.reuse_write = reuse_write
         self.write_levels = levels
         self.pack_operands = pack_operands
+        self.pack_registers = [int(r) for r in pack_registers]
+        if any(r < 1 for r in self.pack_registers):
+            raise ValueError("MultiLevelTiling: pack_registers must be positive")
         self.max_innermost_factor = max_innermost_factor
         self.cpu = cpu
 
@@ -108,11 +114,15 @@ class MultiLevelTiling(ScheduleRule):
         if self.reuse_write in ("may", "must"):
             levels.extend(self.write_levels)
         lanes = self._lanes(sch, block)
-        packs = [False]
-        if self.pack_operands != "no" and _pack_operand(sch, block, lanes) is not None:
-            packs = [True] if self.pack_operands == "must" else [False, True]
-        elif self.pack_operands == "must":
-            raise RuleNotApplicable("no operand to pack into panels")
+        limit = self.max_innermost_factor or 4 * lanes
+        packs: list[Optional[int]] = [None]
+        if self.pack_operands != "no":
+            widths = [r * lanes for r in self.pack_registers if r * lanes <= limit]
+            widths = [w for w in dict.fromkeys(widths) if _pack_operand(sch, block, w)]
+            if widths:
+                packs = widths if self.pack_operands == "must" else [None, *widths]
+            elif self.pack_operands == "must":
+                raise RuleNotApplicable("no operand to pack into panels")
         variants = [(lv, pk) for pk in packs for lv in levels]
         trials = [sch] + [fork(sch) for _ in variants[1:]]
         out, errors = [], []
@@ -132,10 +142,13 @@ class MultiLevelTiling(ScheduleRule):
         self.cpu = cpu
         return cpu.lanes(sch.get(block).writes[0].buffer.dtype)
 
-    def _tile(self, sch: Any, block: Any, level: Optional[int], pack: bool, lanes: int) -> None:
+    def _tile(self, sch: Any, block: Any, level: Optional[int], nr: Optional[int],
+              lanes: int) -> None:
         name = sch.get(block).name_hint
-        if pack:
-            _pack(sch, block, lanes)
+        vec_var = None
+        if nr is not None:
+            _pack(sch, block, nr)
+            vec_var = _vec_loop_var(sch, block)
         limit = self.max_innermost_factor or 4 * lanes
         tiles: dict[str, list[list[Any]]] = {
             k: [[] for _ in range(self.structure.count(k))] for k in "SR"}
@@ -145,8 +158,19 @@ class MultiLevelTiling(ScheduleRule):
             if not levels:
                 raise RuleNotApplicable(f"structure {self.structure!r} has no {kind} level for "
                                         "a loop of that kind")
-            factors = sch.sample_perfect_tile(loop, n=len(levels), max_innermost_factor=limit)
-            parts = sch.split(loop, factors) if len(levels) > 1 else [loop]
+            if vec_var is not None and sch.get(loop).loop_var is vec_var and len(levels) > 1:
+                # the packed operand's panels: the innermost tile is exactly one panel
+                outer, inner = sch.split(loop, [None, nr])
+                parts = [outer]
+                if len(levels) > 2:
+                    factors = sch.sample_perfect_tile(outer, n=len(levels) - 1,
+                                                      max_innermost_factor=limit)
+                    parts = sch.split(outer, factors)
+                parts = [*parts, inner]
+            else:
+                factors = sch.sample_perfect_tile(loop, n=len(levels),
+                                                  max_innermost_factor=limit)
+                parts = sch.split(loop, factors) if len(levels) > 1 else [loop]
             for lvl, part in enumerate(parts):
                 levels[lvl].append(part)
         order: list[Any] = []
@@ -196,13 +220,24 @@ def _fusible_consumer(sch: Any, block: Any) -> Optional[Any]:
     return cons
 
 
+def _vec_loop_var(sch: Any, block: Any) -> Optional[Var]:
+    """The variable of the loop that drives the output's last index alone."""
+    realize = sch.get_sref(block).realize
+    vec = realize.block.body.indices[-1]
+    for iv, value in zip(realize.block.iter_vars, realize.iter_values):
+        if iv.var is vec and isinstance(value, Var):
+            return value
+    return None
+
+
 def _pack_operand(sch: Any, block: Any, lanes: int) -> Optional[tuple[int, Any]]:
-    """``(read index, buffer)`` of the operand to pack: read with plain iteration variables,
-    the output's last variable in its last dimension (extent a multiple of ``lanes``), a
-    reduction variable in another."""
+    """``(read index, buffer)`` of the operand to pack into panels of ``lanes``: read with
+    plain iteration variables, the output's last variable in its last dimension (extent a
+    multiple of ``lanes``, and driven by one loop), a reduction variable in another."""
     b = sch.get(block)
     store = b.body
-    if not store.indices or not isinstance(store.indices[-1], Var) or lanes < 2:
+    if not store.indices or not isinstance(store.indices[-1], Var) or lanes < 2 or \
+            _vec_loop_var(sch, block) is None:
         return None
     vec = store.indices[-1]
     kinds = {iv.var: iv.iter_type for iv in b.iter_vars}
@@ -228,7 +263,8 @@ def _pack_operand(sch: Any, block: Any, lanes: int) -> Optional[tuple[int, Any]]
 
 def _pack(sch: Any, block: Any, lanes: int) -> None:
     """Copy the operand of :func:`_pack_operand` into ``lanes``-wide panels (see the module
-    doc) and order the copy's loops so that each step writes ``lanes`` contiguous values."""
+    doc) and order the copy's loops so that each step writes ``lanes`` contiguous values.
+    (``lanes``: the panel width NR.)"""
     found = _pack_operand(sch, block, lanes)
     if found is None:
         raise RuleNotApplicable("no operand to pack into panels")
