@@ -33,6 +33,24 @@ def conv2d(c: int = 8, hw: int = 10, co: int = 16) -> Any:
     return te.create_prim_func([X, W, Y])
 
 
+def dense(n: int = 32, k: int = 64, m: int = 64) -> Any:
+    """``X @ W.T``: the weight read along the output's columns in its first dimension."""
+    X = te.placeholder((n, k), name="X")
+    Wt = te.placeholder((m, k), name="W")
+    r = te.reduce_axis((0, k), name="r")
+    Y = te.compute((n, m), lambda i, j: te.sum(X[i, r] * Wt[j, r], axis=r), name="dense")
+    return te.create_prim_func([X, Wt, Y])
+
+
+def batch_matmul(b: int = 2, n: int = 16, k: int = 64, m: int = 64) -> Any:
+    A = te.placeholder((b, n, k), name="A")
+    B = te.placeholder((b, k, m), name="B")
+    r = te.reduce_axis((0, k), name="r")
+    C = te.compute((b, n, m), lambda z, i, j: te.sum(A[z, i, r] * B[z, r, j], axis=r),
+                   name="bmm")
+    return te.create_prim_func([A, B, C])
+
+
 def row_sum(rows: int = 4, cols: int = 1024) -> Any:
     A = te.placeholder((rows, cols), name="A")
     k = te.reduce_axis((0, cols), name="k")
@@ -73,6 +91,10 @@ def reference(name: str, args: list[np.ndarray]) -> np.ndarray:
                 out += np.einsum("nchw,fc->nfhw", xp[:, :, ry:ry + hw, rx:rx + hw],
                                  w[:, :, ry, rx])
         return out
+    if name == "dense":
+        return args[0] @ args[1].T
+    if name == "batch_matmul":
+        return args[0] @ args[1]
     if name == "row_sum":
         return args[0].sum(axis=1)
     if name == "centered":
@@ -82,6 +104,7 @@ def reference(name: str, args: list[np.ndarray]) -> np.ndarray:
 
 WORKLOADS: dict[str, Callable[[], Any]] = {
     "matmul_relu": matmul_relu, "conv2d": conv2d, "row_sum": row_sum, "centered": centered,
+    "dense": dense, "batch_matmul": batch_matmul,
 }
 
 

@@ -251,3 +251,22 @@ def test_packing_a_layout_free_constant_is_marked_for_compile_time():
     assert "layout_rewrite_preproc" not in inner.get(inner.get_block("B_global")).annotations
     got, want = W.run("matmul_relu", inner.mod)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("name", ["dense", "batch_matmul"])
+def test_packed_operand_in_other_layouts(name):
+    func = W.WORKLOADS[name]()
+    ctx = _context(func)
+    out = ctx.generate_design_space()
+    packed = [s for s in out if "TransformLayout" in _kinds(s)]
+    assert packed
+    space = packed[-1]
+    cache = next(b for b in space.get_child_blocks(space.get_block("root"))
+                 if space.get(b).name_hint.endswith("_global"))
+    shape = [int(e) for e in space.get(cache).writes[0].buffer.shape]
+    assert shape[-2] == 64 and shape[-1] * shape[-3] == 64  # [.., j // NR, k, j % NR]
+    for seed in (1, 2):
+        cand = W.replay(space, ctx.mod, seed)
+        assert apply_postprocs(cand, ctx.space_generator.postprocs)
+        got, want = W.run(name, cand.mod)
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)

@@ -13,9 +13,9 @@ tile of level 1 or 2 (``reverse_compute_at``), otherwise the block accumulates i
 write cache (``cache_write`` "global") copied back per tile.  With ``"may"`` the untouched
 variant is a candidate too: every variant is one design space.
 
-Operand packing (``pack_operands``): the operand read along the output's last variable in
-its last dimension and walked by the reduction (a matmul's ``B[k, j]``, a conv's weights in
-HWIO) is copied in the kernel into panels ``P[j // NR, k, j % NR]`` (``cache_read`` +
+Operand packing (``pack_operands``): the operand read along the output's last variable
+and walked by the reduction (a matmul's ``B[k, j]``, a dense layer's ``W[j, k]``, a conv's
+weights in HWIO) is copied in the kernel into panels ``P[j // NR, k, j % NR]`` (``cache_read`` +
 ``transform_layout``), and the innermost tile of ``j`` is then exactly ``NR`` (the outer
 tiles of ``j`` are sampled), so the innermost tile reads one contiguous stream; ``NR`` is
 1, 2 or 4 vector registers (``pack_registers``).  A layout-free constant's copy is
@@ -230,10 +230,11 @@ def _vec_loop_var(sch: Any, block: Any) -> Optional[Var]:
     return None
 
 
-def _pack_operand(sch: Any, block: Any, lanes: int) -> Optional[tuple[int, Any]]:
-    """``(read index, buffer)`` of the operand to pack into panels of ``lanes``: read with
-    plain iteration variables, the output's last variable in its last dimension (extent a
-    multiple of ``lanes``, and driven by one loop), a reduction variable in another."""
+def _pack_operand(sch: Any, block: Any, lanes: int) -> Optional[tuple[int, Any, int]]:
+    """``(read index, buffer, dimension)`` of the operand to pack into panels of ``lanes``:
+    read with plain iteration variables, the output's last variable in one dimension
+    (``B[k, j]`` or ``W[j, k]``; its extent a multiple of ``lanes``, driven by one loop) and
+    a reduction variable in another."""
     b = sch.get(block)
     store = b.body
     if not store.indices or not isinstance(store.indices[-1], Var) or lanes < 2 or \
@@ -249,45 +250,47 @@ def _pack_operand(sch: Any, block: Any, lanes: int) -> Optional[tuple[int, Any]]
         found = [ld for ld in loads if ld.buffer is buf]
         if len(found) != 1:
             continue
-        idx = found[0].indices
-        if not idx or any(not isinstance(i, Var) for i in idx) or idx[-1] is not vec:
+        idx = list(found[0].indices)
+        if not idx or any(not isinstance(i, Var) for i in idx) or \
+                sum(1 for i in idx if i is vec) != 1:
             continue
-        if not any(kinds.get(i) == IterVarType.COMM_REDUCE for i in idx[:-1]):
+        dim = next(d for d, i in enumerate(idx) if i is vec)
+        if not any(kinds.get(i) == IterVarType.COMM_REDUCE for i in idx):
             continue
-        extent = const_int(buf.shape[-1])
+        extent = const_int(buf.shape[dim])
         if extent is None or extent % lanes or extent == lanes:
             continue
-        return index, buf
+        return index, buf, dim
     return None
 
 
 def _pack(sch: Any, block: Any, lanes: int) -> None:
     """Copy the operand of :func:`_pack_operand` into ``lanes``-wide panels (see the module
-    doc) and order the copy's loops so that each step writes ``lanes`` contiguous values.
-    (``lanes``: the panel width NR.)"""
+    doc; ``lanes`` is the panel width NR) and order the copy's loops so that each step
+    writes ``lanes`` contiguous values."""
     found = _pack_operand(sch, block, lanes)
     if found is None:
         raise RuleNotApplicable("no operand to pack into panels")
-    index, buf = found
+    index, buf, vdim = found
     b = sch.get(block)
     load = next(ld for ld in _loads(b.body.value) if ld.buffer is buf)
     kinds = {iv.var: iv.iter_type for iv in b.iter_vars}
     ndim = len(buf.shape)
-    rdims = [d for d in range(ndim - 1) if kinds.get(load.indices[d]) == IterVarType.COMM_REDUCE]
-    others = [d for d in range(ndim - 1) if d not in rdims]
+    rdims = [d for d in range(ndim)
+             if d != vdim and kinds.get(load.indices[d]) == IterVarType.COMM_REDUCE]
+    others = [d for d in range(ndim) if d != vdim and d not in rdims]
     cache = sch.cache_read(block, index, "global")
     if _layout_free(sch, buf):
         sch.annotate(cache, LAYOUT_REWRITE_ATTR, True)
-    last = ndim - 1
 
     def panels(*idx: Any) -> tuple:
-        return (*[idx[d] for d in others], idx[last] // lanes, *[idx[d] for d in rdims],
-                idx[last] % lanes)
+        return (*[idx[d] for d in others], idx[vdim] // lanes, *[idx[d] for d in rdims],
+                idx[vdim] % lanes)
 
     sch.transform_layout(cache, ("write", 0), panels)
     loops = sch.get_loops(cache)
     if len(loops) == ndim:
-        vo, vi = sch.split(loops[last], [None, lanes])
+        vo, vi = sch.split(loops[vdim], [None, lanes])
         sch.reorder(*[loops[d] for d in others], vo, *[loops[d] for d in rdims], vi)
 
 
