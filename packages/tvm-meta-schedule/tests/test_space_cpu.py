@@ -270,3 +270,13 @@ def test_packed_operand_in_other_layouts(name):
         assert apply_postprocs(cand, ctx.space_generator.postprocs)
         got, want = W.run(name, cand.mod)
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_a_hand_scheduled_kernel_is_its_own_default():
+    func = W.matmul_relu(32)
+    sch = tir.Schedule(func)
+    sch.split(sch.get_loops(sch.get_block("C"))[0], [None, 4])
+    ctx = _context(sch.mod["main"])
+    first = ctx.generate_design_space()[0]
+    assert not first.trace.insts
+    assert structural_equal(first.mod["main"], sch.mod["main"])

@@ -26,7 +26,7 @@ import logging
 from typing import Any, Optional, Sequence
 
 from tvm.tir.schedule import Schedule
-from tvm.tir.schedule.rules import ScheduleRule, apply_rules, claims, root_blocks
+from tvm.tir.schedule.rules import ScheduleRule, apply_rules, claims, root_blocks, strict_mode
 from tvm.tir.schedule.rules.driver import attempt, sort_rules
 
 from .space_generator import SpaceGenerator
@@ -53,18 +53,26 @@ def _root_block(sch: Any) -> Any:
 
 def default_space(mod: Any, target: Any, seed: Optional[int] = None) -> Optional[Schedule]:
     """The target's default schedule of ``mod``'s ``main`` as a Schedule whose trace replays
-    it (None when no plugin gives rules for the target or they change nothing)."""
-    from tvm.tir.schedule.rules import rules_for_target
+    it (None when no plugin gives rules for the target).  A function the default schedule
+    leaves alone (no blocks, loops already transformed by hand) gives an empty trace."""
+    from tvm.tir.schedule.rules import has_blocks, looks_scheduled, rules_for_target
 
     rules = rules_for_target(target)
     if not rules:
         return None
     mod = _as_module(mod)
-    result = apply_rules(Schedule(mod), rules)
-    if not result.trace.insts:
-        return None
     sch = Schedule(mod, seed=seed)
-    result.trace.apply_to_schedule(sch)
+    func = sch.mod[sch.func_working_on]
+    if has_blocks(func) and not looks_scheduled(func):
+        try:
+            trace = apply_rules(Schedule(mod), rules).trace
+        except Exception as err:  # noqa: BLE001 - as the default build: a rule bug leaves it
+            if strict_mode():
+                raise
+            logger.warning("default schedule failed, the untuned kernel stays unscheduled: "
+                           "%s: %s", type(err).__name__, err)
+            return sch
+        trace.apply_to_schedule(sch)
     return sch
 
 
