@@ -21,6 +21,12 @@ from tvm.tir import Schedule  # noqa: E402
 from tvm.tir.schedule.sampling import compute_location_candidates  # noqa: E402
 
 
+@pytest.fixture(autouse=True)
+def _strict_rules(monkeypatch):
+    # a rule failing for another reason than not fitting is a bug: raise it
+    monkeypatch.setenv("TVM_SCHEDULE_RULES_STRICT", "1")
+
+
 def _ctx(func, target=W.TARGET):
     return ms.TuneContext(func, target, space_generator=PostOrderApply(), seed=0)
 
@@ -28,7 +34,9 @@ def _ctx(func, target=W.TARGET):
 @pytest.fixture(scope="module")
 def matmul():
     ctx = _ctx(W.matmul_relu())
-    return ctx, ctx.generate_design_space()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TVM_SCHEDULE_RULES_STRICT", "1")
+        return ctx, ctx.generate_design_space()
 
 
 def _changed(old, new):

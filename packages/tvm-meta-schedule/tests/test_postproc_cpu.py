@@ -22,6 +22,12 @@ from tvm.tir.stmt import For, ForKind  # noqa: E402
 from tvm.tir.stmt_functor import pre_order_visit  # noqa: E402
 
 
+@pytest.fixture(autouse=True)
+def _strict_rules(monkeypatch):
+    # a rule failing for another reason than not fitting is a bug: raise it
+    monkeypatch.setenv("TVM_SCHEDULE_RULES_STRICT", "1")
+
+
 def _add(n=64, m=48):
     A = te.placeholder((n, m), name="A")
     B = te.compute((n, m), lambda i, j: A[i, j] + 1.0, name="B")

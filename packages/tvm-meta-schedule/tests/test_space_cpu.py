@@ -26,6 +26,12 @@ from tvm.tir.schedule.rules import SCHEDULED_ATTR  # noqa: E402
 SAMPLING = {"SamplePerfectTile", "SampleCategorical", "SampleComputeLocation"}
 
 
+@pytest.fixture(autouse=True)
+def _strict_rules(monkeypatch):
+    # a rule failing for another reason than not fitting is a bug: raise it
+    monkeypatch.setenv("TVM_SCHEDULE_RULES_STRICT", "1")
+
+
 def _context(func, seed=0, **kw):
     return ms.TuneContext(func, W.TARGET, space_generator=PostOrderApply(**kw), seed=seed)
 
@@ -38,7 +44,9 @@ def _kinds(sch):
 def spaces(request):
     func = W.WORKLOADS[request.param]()
     ctx = _context(func)
-    return request.param, func, ctx, ctx.generate_design_space()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TVM_SCHEDULE_RULES_STRICT", "1")
+        return request.param, func, ctx, ctx.generate_design_space()
 
 
 def test_space_zero_is_the_default_schedule(spaces):
