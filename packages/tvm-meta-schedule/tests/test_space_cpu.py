@@ -288,3 +288,20 @@ def test_a_hand_scheduled_kernel_is_its_own_default():
     first = ctx.generate_design_space()[0]
     assert not first.trace.insts
     assert structural_equal(first.mod["main"], sch.mod["main"])
+
+
+def test_postprocs_append_to_the_replayed_space(spaces):
+    """A candidate's trace is the space's instructions with its decisions, then what the
+    postprocessors did: the search mutates the first part."""
+    name, func, ctx, out = spaces
+    space = out[1]
+    cand = W.replay(space, ctx.mod, seed=9)
+    before = cand.mod["main"]
+    n = len(cand.trace)
+    assert [i.kind.name for i in cand.trace.insts] == [i.kind.name for i in space.trace.insts]
+    assert apply_postprocs(cand, ctx.space_generator.postprocs)
+    assert len(cand.trace) > n
+    design = Trace(cand.trace.insts[:n], cand.trace.decisions)
+    fresh = tir.Schedule(ctx.mod)
+    Trace.from_json(design.as_json()).apply_to_schedule(fresh)
+    assert structural_equal(fresh.mod["main"], before)

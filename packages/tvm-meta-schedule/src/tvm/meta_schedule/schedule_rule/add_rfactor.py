@@ -19,7 +19,10 @@ from tvm.tir.schedule.rules import ScheduleRule, block_kind, fork, loop_extent, 
 
 from .target_info import cpu_info, num_cores
 
-__all__ = ["AddRFactor"]
+__all__ = ["AddRFactor", "RF_ATTR"]
+
+#: annotation of the partial-result block an rfactor made (not factored again)
+RF_ATTR = "meta_schedule.random_compute_producer"
 
 
 class AddRFactor(ScheduleRule):
@@ -44,7 +47,7 @@ class AddRFactor(ScheduleRule):
 
     def applies(self, sch: Any, block: Any) -> bool:
         b = sch.get(block)
-        if block_kind(sch, block) != "reduction" or b.init is None or "_rf" in b.name_hint:
+        if block_kind(sch, block) != "reduction" or b.init is None or RF_ATTR in b.annotations:
             return False
         roles = loop_roles(sch, block)
         if any(role not in ("S", "R", "") for _, role in roles):
@@ -74,7 +77,8 @@ class AddRFactor(ScheduleRule):
                                                max_innermost_factor=self.max_innermost_factor)
         outer, _ = factored.split(fused, factors)
         try:
-            factored.rfactor(outer, 0)
+            rf = factored.rfactor(outer, 0)
         except ScheduleError:
             return [sch]  # rfactor refuses this reduction: only the block as it is
+        factored.annotate(rf, RF_ATTR, 1)
         return [sch, factored]
