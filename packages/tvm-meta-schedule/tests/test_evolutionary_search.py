@@ -169,3 +169,24 @@ def test_mutators_drawn_from_the_space_generator_are_used():
     ctx = context(func, spaces, strategy, mutator_probs={})
     strategy.pre_tuning(8, 8, ctx.generate_design_space(), None, None)
     assert len(strategy.generate_measure_candidates()) == 8
+
+
+def test_xgb_guided_search_learns_from_measurements():
+    pytest.importorskip("xgboost")
+    from tvm.meta_schedule.cost_model import XGBModel
+
+    func = matmul()
+    strategy = EvolutionarySearch(eps_greedy=0.0, **SMALL)
+    ctx = context(func, lambda f: [tiled(f)], strategy, seed=0)
+    model = XGBModel(num_warmup_samples=8, num_boost_round=30)
+    strategy.pre_tuning(32, 8, ctx.generate_design_space(), None, model)
+    means = []
+    while (batch := strategy.generate_measure_candidates()) is not None:
+        # measured: wider vectors are faster; the model is retrained as results arrive
+        results = [RunnerResult(run_secs=[1e-3 / vector_len(c.sch)]) for c in batch]
+        model.update(ctx, batch, results)
+        strategy.notify_runner_results(batch, results)
+        means.append(np.mean([vector_len(c.sch) for c in batch]))
+    assert len(means) == 4 and model.data_size == 32
+    # the batch after the first training is all 16-wide; the first was random
+    assert means[1] == 16 and means[0] < 16

@@ -178,3 +178,16 @@ def test_extractor_on_candidates_and_speed():
 def test_default_space_features():
     x = feats(default_space(matmul()))
     assert update_row(x)[IDX["vec_len"]] == pytest.approx(log(8))
+
+
+def test_gpu_thread_features():
+    sch = tir.Schedule(matmul())
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    i0, i1 = sch.split(i, [None, 8])
+    sch.bind(i0, "blockIdx.x")
+    sch.bind(i1, "threadIdx.x")
+    row = update_row(extract_features(sch.mod, is_gpu=True))
+    assert row[IDX["is_gpu"]] == 1
+    assert row[IDX["blockIdx_x_len"]] == pytest.approx(log(8))
+    assert row[IDX["threadIdx_x_len"]] == pytest.approx(log(8))
+    assert row[IDX["threadIdx_y_len"]] == 0

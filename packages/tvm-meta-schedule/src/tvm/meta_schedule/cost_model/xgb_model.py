@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -34,6 +35,7 @@ __all__ = ["XGBModel"]
 _FORMAT = "tvm.meta_schedule.XGBModel"
 _VERSION = 1
 _WEIGHT_FLOOR = 0.1
+_FEATURE_CACHE_SIZE = 16384
 
 _DEFAULT_PARAMS = {
     "max_depth": 10,
@@ -120,6 +122,7 @@ class XGBModel(CostModel):
         self._booster: Any = None
         self._rng = np.random.default_rng(self.seed)
         self._keys: dict[int, tuple[Any, str]] = {}
+        self._cache: OrderedDict[tuple[str, int], np.ndarray] = OrderedDict()
 
     # -- data -----------------------------------------------------------------------------
     @property
@@ -139,6 +142,26 @@ class XGBModel(CostModel):
             self._keys[id(mod)] = hit
         return hit[1]
 
+    def _features(self, context: Any, candidates: list[Any]) -> list[np.ndarray]:
+        """The candidates' features; the search meets the same candidate many times, so
+        they are cached by the structural hash of the scheduled module."""
+        from tvm.ffi.structural import structural_hash
+
+        task = self._group_key(context)
+        keys = [(task, structural_hash(c.sch.mod)) for c in candidates]
+        todo = {k: c for k, c in zip(keys, candidates) if k not in self._cache}
+        if todo:
+            found = self.extractor.extract_from(context, list(todo.values()))
+            for key, mat in zip(todo, found):
+                self._cache[key] = np.asarray(mat, dtype=np.float32)
+        out = []
+        for key in keys:
+            self._cache.move_to_end(key)
+            out.append(self._cache[key])
+        while len(self._cache) > _FEATURE_CACHE_SIZE:
+            self._cache.popitem(last=False)
+        return out
+
     def _num_features(self) -> int:
         return int(getattr(self.extractor, "num_features", 0)) or next(
             (m.shape[1] for g in self._groups.values() for m in g.features if m.ndim == 2), 0)
@@ -150,7 +173,7 @@ class XGBModel(CostModel):
                              f"{len(results)} results")
         if not candidates:
             return
-        feats = self.extractor.extract_from(context, candidates)
+        feats = self._features(context, candidates)
         group = self._groups.setdefault(self._group_key(context), _Group())
         for mat, res in zip(feats, results):
             group.features.append(np.asarray(mat, dtype=np.float32))
@@ -162,7 +185,7 @@ class XGBModel(CostModel):
             return np.zeros(0)
         if self._booster is None or self.data_size < self.num_warmup_samples:
             return self._rng.random(len(candidates))
-        return self._predict_features(self.extractor.extract_from(context, candidates))
+        return self._predict_features(self._features(context, candidates))
 
     def _predict_features(self, feats: list[np.ndarray]) -> np.ndarray:
         xgb = _xgboost()
