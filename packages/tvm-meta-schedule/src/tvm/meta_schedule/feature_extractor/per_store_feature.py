@@ -25,8 +25,21 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import numpy as np
+from tvm.arith import Analyzer
+from tvm.arith.detect_linear import detect_linear_equation
+from tvm.ir import DataType
+from tvm.ir.module import IRModule
+from tvm.ir.transform import Sequential
+from tvm.tir import transform as T
+from tvm.tir.build import get_lowering_pipeline
+from tvm.tir.expr import EQ, Add, And, BufferLoad, Mul, Sub
+from tvm.tir.expr_util import const_int
+from tvm.tir.function import PrimFunc
+from tvm.tir.functor import StmtExprVisitor
+from tvm.tir.stmt import ForKind
+from tvm.tir.stmt_functor import free_vars, substitute
 
-from ..feature_extractor.feature_extractor import FeatureExtractor
+from .feature_extractor import FeatureExtractor
 
 __all__ = ["PerStoreFeature", "FEATURES", "FEATURE_NAMES", "NUM_FEATURES", "NUM_BUFFERS",
            "NUM_CURVE_SAMPLES", "SYMBOLIC_EXTENT_GUESS", "CACHE_LINE_BYTES",
@@ -171,10 +184,6 @@ def feature_lowering_pipeline(is_gpu: bool = False) -> Any:
     """The passes a candidate goes through before its features are read: those of
     :func:`tvm.tir.build.get_lowering_pipeline` before ``FlattenBuffer`` (GPU: with
     ``LowerCrossThreadReduction`` first), then ``Simplify``."""
-    from tvm.ir.transform import Sequential
-    from tvm.tir import transform as T
-    from tvm.tir.build import get_lowering_pipeline
-
     passes = []
     if is_gpu:
         passes.append(T.LowerCrossThreadReduction())
@@ -188,8 +197,6 @@ def feature_lowering_pipeline(is_gpu: bool = False) -> Any:
 
 # -- the visitors ---------------------------------------------------------------------------
 def _const(expr: Any) -> Optional[int]:
-    from tvm.tir.expr_util import const_int
-
     return const_int(expr)
 
 
@@ -199,90 +206,12 @@ def _extent(expr: Any) -> int:
 
 
 def _elem_bytes(dtype: str) -> float:
-    from tvm.ir import DataType
-
     dt = DataType(dtype)
     return max(dt.bits * dt.lanes, 1) / 8.0
 
 
 def _is_float(dtype: str) -> bool:
     return str(dtype).startswith(("float", "bfloat"))
-
-
-def _make_op_counter() -> Any:
-    from tvm.tir.expr import Add, Mul, Sub
-    from tvm.tir.functor import StmtExprVisitor
-
-    class OpCounter(StmtExprVisitor):
-        """Counts arithmetic of one store's value and indices (one execution)."""
-
-        def __init__(self) -> None:
-            self.counts = dict.fromkeys((n for n, _ in _OP_FEATURES), 0)
-
-        def _bump(self, kind: str, dtype: str) -> None:
-            if kind in ("bool_op", "select_op"):
-                self.counts[kind] += 1
-            else:
-                self.counts[("float_" if _is_float(dtype) else "int_") + kind] += 1
-
-        def _addsub(self, op: Any) -> None:
-            mul = next((x for x in (op.a, op.b) if isinstance(x, Mul)), None)
-            if mul is not None:
-                self._bump("mad", op.dtype)
-                other = op.b if mul is op.a else op.a
-                self.visit_expr(mul.a)
-                self.visit_expr(mul.b)
-                self.visit_expr(other)
-            else:
-                self._bump("addsub", op.dtype)
-                self.generic_visit(op)
-
-        def visit_add_(self, op: Add) -> None:
-            self._addsub(op)
-
-        def visit_sub_(self, op: Sub) -> None:
-            self._addsub(op)
-
-        def _binary(self, op: Any, kind: str, dtype: Optional[str] = None) -> None:
-            self._bump(kind, dtype or op.dtype)
-            self.generic_visit(op)
-
-        def visit_mul_(self, op: Any) -> None:
-            self._binary(op, "mul")
-
-        def visit_div_(self, op: Any) -> None:
-            self._binary(op, "divmod")
-
-        visit_mod_ = visit_floor_div_ = visit_floor_mod_ = visit_div_
-
-        def visit_min_(self, op: Any) -> None:
-            self._binary(op, "cmp")
-
-        visit_max_ = visit_min_
-
-        def visit_cmp_op_(self, op: Any) -> None:
-            self._binary(op, "cmp", op.a.dtype)
-
-        def visit_and_(self, op: Any) -> None:
-            self._binary(op, "bool_op")
-
-        visit_or_ = visit_not_ = visit_and_
-
-        def visit_select_(self, op: Any) -> None:
-            self._binary(op, "select_op")
-
-        def visit_call_(self, op: Any) -> None:
-            name = getattr(op.op, "name", "")
-            name = name[4:] if name.startswith("tir.") else name
-            if name in _SELECT_CALLS:
-                self._bump("select_op", op.dtype)
-            elif name in _MATH_FUNCS:
-                self._bump("math_func", op.dtype)
-            elif name not in _TRANSPARENT_CALLS:
-                self._bump("other_func", op.dtype)
-            self.visit(op.args)
-
-    return OpCounter
 
 
 @dataclass
@@ -317,110 +246,163 @@ class _Walk:
     rows: list[np.ndarray] = field(default_factory=list)
 
 
-def _make_walker() -> Any:
-    from tvm.tir.expr import BufferLoad
-    from tvm.tir.functor import StmtExprVisitor
-    from tvm.tir.stmt import ForKind
+class _OpCounter(StmtExprVisitor):
+    """Counts arithmetic of one store's value and indices (one execution)."""
 
-    kinds = {ForKind.SERIAL: "serial", ForKind.PARALLEL: "parallel",
-             ForKind.VECTORIZED: "vectorized", ForKind.UNROLLED: "unrolled",
-             ForKind.THREAD_BINDING: "thread"}
-    op_counter = _make_op_counter()
+    def __init__(self) -> None:
+        self.counts = dict.fromkeys((n for n, _ in _OP_FEATURES), 0)
 
-    class LoadCollector(StmtExprVisitor):
-        def __init__(self) -> None:
-            self.loads: list[_Access] = []
+    def _bump(self, kind: str, dtype: str) -> None:
+        if kind in ("bool_op", "select_op"):
+            self.counts[kind] += 1
+        else:
+            self.counts[("float_" if _is_float(dtype) else "int_") + kind] += 1
 
-        def visit_buffer_load_(self, op: BufferLoad) -> None:
-            self.loads.append(_Access(op.buffer, tuple(op.indices), False))
+    def _addsub(self, op: Any) -> None:
+        mul = next((x for x in (op.a, op.b) if isinstance(x, Mul)), None)
+        if mul is not None:
+            self._bump("mad", op.dtype)
+            other = op.b if mul is op.a else op.a
+            self.visit_expr(mul.a)
+            self.visit_expr(mul.b)
+            self.visit_expr(other)
+        else:
+            self._bump("addsub", op.dtype)
             self.generic_visit(op)
 
-    class Walker(StmtExprVisitor):
-        """Walks the lowered function; at each BufferStore appends its feature row."""
+    def visit_add_(self, op: Add) -> None:
+        self._addsub(op)
 
-        def __init__(self, is_gpu: bool) -> None:
-            self.is_gpu = is_gpu
-            self.state = _Walk()
+    def visit_sub_(self, op: Sub) -> None:
+        self._addsub(op)
 
-        def visit_for_(self, op: Any) -> None:
-            tag = op.thread_binding.thread_tag if op.thread_binding is not None else ""
-            step = op.annotations.get("pragma_auto_unroll_max_step")
-            pushed = step is not None and _const(step) is not None
-            if pushed:
-                self.state.unroll_steps.append(int(_const(step)))
-            kind = kinds.get(op.kind, "serial")
-            if kind == "serial" and op.annotations.get("pragma_unroll"):
-                kind = "unrolled"
-            self.state.loops.append(_Loop(op.loop_var, _extent(op.extent), kind, tag))
+    def _binary(self, op: Any, kind: str, dtype: Optional[str] = None) -> None:
+        self._bump(kind, dtype or op.dtype)
+        self.generic_visit(op)
+
+    def visit_mul_(self, op: Any) -> None:
+        self._binary(op, "mul")
+
+    def visit_div_(self, op: Any) -> None:
+        self._binary(op, "divmod")
+
+    visit_mod_ = visit_floor_div_ = visit_floor_mod_ = visit_div_
+
+    def visit_min_(self, op: Any) -> None:
+        self._binary(op, "cmp")
+
+    visit_max_ = visit_min_
+
+    def visit_cmp_op_(self, op: Any) -> None:
+        self._binary(op, "cmp", op.a.dtype)
+
+    def visit_and_(self, op: Any) -> None:
+        self._binary(op, "bool_op")
+
+    visit_or_ = visit_not_ = visit_and_
+
+    def visit_select_(self, op: Any) -> None:
+        self._binary(op, "select_op")
+
+    def visit_call_(self, op: Any) -> None:
+        name = getattr(op.op, "name", "")
+        name = name[4:] if name.startswith("tir.") else name
+        if name in _SELECT_CALLS:
+            self._bump("select_op", op.dtype)
+        elif name in _MATH_FUNCS:
+            self._bump("math_func", op.dtype)
+        elif name not in _TRANSPARENT_CALLS:
+            self._bump("other_func", op.dtype)
+        self.visit(op.args)
+
+
+_KINDS = {ForKind.SERIAL: "serial", ForKind.PARALLEL: "parallel",
+          ForKind.VECTORIZED: "vectorized", ForKind.UNROLLED: "unrolled",
+          ForKind.THREAD_BINDING: "thread"}
+
+
+class _LoadCollector(StmtExprVisitor):
+    """The loads of an expression, in order."""
+
+    def __init__(self) -> None:
+        self.loads: list[_Access] = []
+
+    def visit_buffer_load_(self, op: BufferLoad) -> None:
+        self.loads.append(_Access(op.buffer, tuple(op.indices), False))
+        self.generic_visit(op)
+
+
+class _Walker(StmtExprVisitor):
+    """Walks the lowered function; at each BufferStore appends its feature row."""
+
+    def __init__(self, is_gpu: bool) -> None:
+        self.is_gpu = is_gpu
+        self.state = _Walk()
+
+    def visit_for_(self, op: Any) -> None:
+        tag = op.thread_binding.thread_tag if op.thread_binding is not None else ""
+        step = op.annotations.get("pragma_auto_unroll_max_step")
+        pushed = step is not None and _const(step) is not None
+        if pushed:
+            self.state.unroll_steps.append(int(_const(step)))
+        kind = _KINDS.get(op.kind, "serial")
+        if kind == "serial" and op.annotations.get("pragma_unroll"):
+            kind = "unrolled"
+        self.state.loops.append(_Loop(op.loop_var, _extent(op.extent), kind, tag))
+        self.visit_stmt(op.body)
+        self.state.loops.pop()
+        if pushed:
+            self.state.unroll_steps.pop()
+
+    def visit_attr_stmt_(self, op: Any) -> None:
+        key = op.attr_key
+        if key == "thread_extent" or key == "virtual_thread":
+            iv = op.node
+            tag = getattr(iv, "thread_tag", "") or ("vthread" if key == "virtual_thread"
+                                                    else "")
+            self.state.loops.append(_Loop(iv.var, _extent(op.value), "thread", tag))
             self.visit_stmt(op.body)
             self.state.loops.pop()
-            if pushed:
-                self.state.unroll_steps.pop()
+            return
+        step = _const(op.value) if key == "pragma_auto_unroll_max_step" else None
+        if step is not None:
+            self.state.unroll_steps.append(int(step))
+        self.visit_stmt(op.body)
+        if step is not None:
+            self.state.unroll_steps.pop()
 
-        def visit_attr_stmt_(self, op: Any) -> None:
-            key = op.attr_key
-            if key == "thread_extent" or key == "virtual_thread":
-                iv = op.node
-                tag = getattr(iv, "thread_tag", "") or ("vthread" if key == "virtual_thread"
-                                                        else "")
-                self.state.loops.append(_Loop(iv.var, _extent(op.value), "thread", tag))
-                self.visit_stmt(op.body)
-                self.state.loops.pop()
-                return
-            step = _const(op.value) if key == "pragma_auto_unroll_max_step" else None
-            if step is not None:
-                self.state.unroll_steps.append(int(step))
-            self.visit_stmt(op.body)
-            if step is not None:
-                self.state.unroll_steps.pop()
+    def visit_if_then_else_(self, op: Any) -> None:
+        # ``if k == 0`` (a lowered init block) runs its body once over the loops of k
+        pinned = _pinned_vars(op.condition)
+        saved = list(self.state.loops)
+        self.state.loops = [_Loop(lp.var, 1, lp.kind, lp.thread_tag)
+                            if id(lp.var) in pinned else lp for lp in saved]
+        self.visit_stmt(op.then_case)
+        self.state.loops = saved
+        if op.else_case is not None:
+            self.visit_stmt(op.else_case)
 
-        def visit_if_then_else_(self, op: Any) -> None:
-            # ``if k == 0`` (a lowered init block) runs its body once over the loops of k
-            pinned = _pinned_vars(op.condition)
-            saved = list(self.state.loops)
-            self.state.loops = [_Loop(lp.var, 1, lp.kind, lp.thread_tag)
-                                if id(lp.var) in pinned else lp for lp in saved]
-            self.visit_stmt(op.then_case)
-            self.state.loops = saved
-            if op.else_case is not None:
-                self.visit_stmt(op.else_case)
+    def visit_allocate_(self, op: Any) -> None:
+        size = _elem_bytes(op.dtype)
+        for e in op.extents:
+            size *= _extent(e)
+        outer = float(math.prod(lp.extent for lp in self.state.loops))
+        self.state.allocs[id(op.buffer_var)] = _Alloc(size, outer, str(op.scope))
+        self.visit_stmt(op.body)
 
-        def visit_allocate_(self, op: Any) -> None:
-            size = _elem_bytes(op.dtype)
-            for e in op.extents:
-                size *= _extent(e)
-            outer = float(math.prod(lp.extent for lp in self.state.loops))
-            self.state.allocs[id(op.buffer_var)] = _Alloc(size, outer, str(op.scope))
-            self.visit_stmt(op.body)
-
-        def visit_buffer_store_(self, op: Any) -> None:
-            counter = op_counter()
-            counter.visit(op.value)
-            counter.visit(list(op.indices))
-            loads = LoadCollector()
-            loads.visit(op.value)
-            accesses = [_Access(op.buffer, tuple(op.indices), True)] + loads.loads
-            self.state.rows.append(_store_row(self.state, op, counter.counts, accesses,
-                                              self.is_gpu))
-
-    return Walker
-
-
-_WALKER: Any = None
-
-
-def _walker_class() -> Any:
-    global _WALKER
-    if _WALKER is None:
-        _WALKER = _make_walker()
-    return _WALKER
+    def visit_buffer_store_(self, op: Any) -> None:
+        counter = _OpCounter()
+        counter.visit(op.value)
+        counter.visit(list(op.indices))
+        loads = _LoadCollector()
+        loads.visit(op.value)
+        accesses = [_Access(op.buffer, tuple(op.indices), True)] + loads.loads
+        self.state.rows.append(_store_row(self.state, op, counter.counts, accesses,
+                                          self.is_gpu))
 
 
 def _pinned_vars(cond: Any) -> set[int]:
     """Variables an ``if`` condition fixes to one value: ``expr == const`` conjuncts."""
-    from tvm.tir.expr import EQ, And
-    from tvm.tir.stmt_functor import free_vars
-
     if isinstance(cond, And):
         return _pinned_vars(cond.a) | _pinned_vars(cond.b)
     if isinstance(cond, EQ):
@@ -494,9 +476,6 @@ class _AccessInfo:
 
 def _coefficients(index: Any, loops: list[_Loop], analyzer: Any) -> list[float]:
     """How much ``index`` moves per step of each loop (an average slope if not linear)."""
-    from tvm.arith.detect_linear import detect_linear_equation
-    from tvm.tir.stmt_functor import free_vars, substitute
-
     used = {id(v) for v in free_vars(index)}
     out = [0.0] * len(loops)
     live = [j for j, lp in enumerate(loops) if id(lp.var) in used]
@@ -525,9 +504,6 @@ def _log(x: float) -> float:
 
 def _store_row(state: _Walk, store: Any, counts: dict[str, int], accesses: list[_Access],
                is_gpu: bool) -> np.ndarray:
-    from tvm.arith import Analyzer
-    from tvm.tir.stmt_functor import free_vars
-
     loops = state.loops
     n = len(loops)
     row = np.zeros(NUM_FEATURES, dtype=np.float64)
@@ -645,9 +621,6 @@ def extract_features(func_or_mod: Any, is_gpu: bool = False, lowered: bool = Fal
     """The ``[n_stores, NUM_FEATURES]`` float32 features of a scheduled PrimFunc (or of
     every PrimFunc of an IRModule, rows concatenated); ``lowered=True`` skips the lowering
     (the function already went through :func:`feature_lowering_pipeline`)."""
-    from tvm.ir.module import IRModule
-    from tvm.tir.function import PrimFunc
-
     if isinstance(func_or_mod, PrimFunc):
         mod = IRModule({"main": func_or_mod})
     elif isinstance(func_or_mod, IRModule):
@@ -657,7 +630,7 @@ def extract_features(func_or_mod: Any, is_gpu: bool = False, lowered: bool = Fal
                         f"{type(func_or_mod).__name__}")
     if not lowered:
         mod = feature_lowering_pipeline(is_gpu)(mod)
-    walker = _walker_class()(is_gpu)
+    walker = _Walker(is_gpu)
     for _, func in mod.items():
         if isinstance(func, PrimFunc):
             walker.visit_stmt(func.body)

@@ -264,21 +264,23 @@ class EvolutionarySearch(SearchStrategy):
 
     def _sample_init(self, num_measured: int, seen: set[int]) -> list[_Candidate]:
         """Fresh random samples of the design spaces, new and unmeasured."""
+        # a space without sampling has one candidate, which the first batch took
+        spaces = [k for k, s in enumerate(self._spaces) if s.sampled]
+        if not spaces:
+            return []
         per_round = max(self.population_size - num_measured, 1)
         out: list[_Candidate] = []
         barren = 0
         while len(out) < self.init_min_unmeasured and barren < self.max_fail_count:
             found = 0
             for _ in range(per_round):
-                k = self._rng.randrange(len(self._spaces))
+                k = spaces[self._rng.randrange(len(spaces))]
                 cand = self._make(k, self._spaces[k].trace, fresh=True)
                 if cand is not None and self._is_new(cand.shash, seen):
                     seen.add(cand.shash)
                     out.append(cand)
                     found += 1
             barren = 0 if found else barren + 1
-            if not any(s.sampled for s in self._spaces):
-                break
         return out
 
     # -- evolution ------------------------------------------------------------------------
