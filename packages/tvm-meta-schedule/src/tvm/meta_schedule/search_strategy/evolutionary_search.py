@@ -129,6 +129,7 @@ class EvolutionarySearch(SearchStrategy):
         self._measured: set[int] = self._measured_in_database()
         self._pending: set[int] = set()
         self._trials = 0
+        self._replayed: dict[tuple, Optional[_Candidate]] = {}
         self._first_batch = True
         self._running = True
 
@@ -310,7 +311,11 @@ class EvolutionarySearch(SearchStrategy):
                 continue
             if trace is None:
                 continue
-            child = self._make(parent.space, trace, fresh=False)
+            key = (parent.space, tuple(trace.decisions.get(i) for i in trace.insts
+                                       if i.kind.has_decision))
+            if key not in self._replayed:  # mutations often meet a candidate again
+                self._replayed[key] = self._make(parent.space, trace, fresh=False)
+            child = self._replayed[key]
             if child is not None:
                 return child
         return None
@@ -322,6 +327,7 @@ class EvolutionarySearch(SearchStrategy):
         if not population:
             return []
         cache: dict[int, float] = {}
+        self._replayed = {}
         best: dict[int, tuple[float, int, _Candidate]] = {}
         for it in range(self.genetic_num_iters + 1):
             scores = self._score(population, cache)
@@ -333,6 +339,7 @@ class EvolutionarySearch(SearchStrategy):
             population = self._next_generation(population, scores)
             if not population:
                 break
+        self._replayed = {}
         ranked = [c for _, _, c in sorted(best.values(), key=lambda e: (-e[0], e[1]))]
         num_rand = int(num * self.eps_greedy)
         rand_pool = list(randoms)
