@@ -20,6 +20,7 @@ average slope over its range.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -180,6 +181,7 @@ _TRANSPARENT_CALLS = frozenset(("likely", "assume", "reinterpret"))
 _SELECT_CALLS = frozenset(("if_then_else",))
 
 
+@functools.lru_cache(maxsize=2)
 def feature_lowering_pipeline(is_gpu: bool = False) -> Any:
     """The passes a candidate goes through before its features are read: those of
     :func:`tvm.tir.build.get_lowering_pipeline` before ``FlattenBuffer`` (GPU: with
@@ -504,14 +506,46 @@ def _log(x: float) -> float:
 
 def _store_row(state: _Walk, store: Any, counts: dict[str, int], accesses: list[_Access],
                is_gpu: bool) -> np.ndarray:
+    """The feature row of ``store`` (not yet log-scaled parts are scaled at the end)."""
     loops = state.loops
-    n = len(loops)
     row = np.zeros(NUM_FEATURES, dtype=np.float64)
     executions = float(math.prod(lp.extent for lp in loops))
     for name, value in counts.items():
         row[_INDEX[name]] = value * executions
+    _loop_kind_features(row, loops, {id(v) for idx in store.indices for v in free_vars(idx)})
+    _thread_features(row, loops, is_gpu)
 
-    stored_vars = {id(v) for idx in store.indices for v in free_vars(idx)}
+    analyzer = Analyzer()
+    infos = [_AccessInfo(a, loops, analyzer) for a in accesses]
+    groups: dict[int, list[_AccessInfo]] = {}
+    for info in infos:
+        groups.setdefault(id(info.acc.buffer.data), []).append(info)
+    footprints = [sum(max(i.region(loops, level)[0] * i.elem for i in group)
+                      for group in groups.values()) for level in range(len(loops) + 1)]
+    _buffer_features(row, loops, groups, executions, footprints)
+    # a mad is two operations; an integer store's own arithmetic counts as its flops
+    prefix = "float_" if _is_float(store.buffer.dtype) else "int_"
+    flops = sum(counts[k] for k in counts if k.startswith(prefix)) + counts[prefix + "mad"]
+    _curve_features(row, loops, flops, footprints)
+
+    alloc = state.allocs.get(id(store.buffer.data))
+    if alloc is not None:
+        row[_INDEX["alloc_size"]] = alloc.nbytes
+        row[_INDEX["alloc_outer_prod"]] = alloc.outer_prod
+        row[_INDEX["alloc_inner_prod"]] = executions / max(alloc.outer_prod, 1.0)
+        row[_INDEX["alloc_total_bytes"]] = alloc.nbytes * alloc.outer_prod
+        row[_INDEX["alloc_local"]] = float(alloc.scope.startswith("local"))
+        row[_INDEX["alloc_shared"]] = float(alloc.scope.startswith("shared"))
+    row[_INDEX["outer_prod"]] = executions
+    row[_INDEX["num_loops"]] = len(loops)
+    row[_INDEX["auto_unroll_max_step"]] = max(state.unroll_steps, default=0)
+
+    row[_LOG_MASK] = np.log2(1.0 + np.maximum(row[_LOG_MASK], 0.0))
+    return row.astype(np.float32)
+
+
+def _loop_kind_features(row: np.ndarray, loops: list[_Loop], stored_vars: set[int]) -> None:
+    n = len(loops)
     for kind, loop_kind in (("vec", "vectorized"), ("unroll", "unrolled"),
                             ("parallel", "parallel")):
         picked = [j for j, lp in enumerate(loops) if lp.kind == loop_kind]
@@ -526,6 +560,8 @@ def _store_row(state: _Walk, store: Any, counts: dict[str, int], accesses: list[
         row[_INDEX[f"{kind}_pos_{pos}"]] = 1
         row[_INDEX[f"{kind}_reduce"]] = float(id(loops[j].var) not in stored_vars)
 
+
+def _thread_features(row: np.ndarray, loops: list[_Loop], is_gpu: bool) -> None:
     row[_INDEX["is_gpu"]] = float(is_gpu)
     vthread = 1.0
     for lp in loops:
@@ -538,81 +574,58 @@ def _store_row(state: _Walk, store: Any, counts: dict[str, int], accesses: list[
             row[_INDEX[f"{tag}_len"]] = lp.extent
     row[_INDEX["vthread_len"]] = vthread if vthread > 1 else 0.0
 
-    analyzer = Analyzer()
-    infos = [_AccessInfo(a, loops, analyzer) for a in accesses]
-    groups: dict[int, list[_AccessInfo]] = {}
-    for info in infos:
-        groups.setdefault(id(info.acc.buffer.data), []).append(info)
 
-    def footprint(level: int) -> float:
-        return sum(max(i.region(loops, level)[0] * i.elem for i in group)
-                   for group in groups.values())
-
+def _buffer_features(row: np.ndarray, loops: list[_Loop], groups: dict[int, list[_AccessInfo]],
+                     executions: float, footprints: list[float]) -> None:
+    """The accesses of each buffer, the most important ``NUM_BUFFERS`` buffers."""
+    n = len(loops)
     buffers = []
     for group in groups.values():
         reads = any(not i.acc.is_write for i in group)
         writes = any(i.acc.is_write for i in group)
         nbytes = sum(executions * i.elem for i in group)
         regions = [i.region(loops, 0) for i in group]
-        unique_bytes = max(r[0] * i.elem for r, i in zip(regions, group))
-        unique_lines = max(r[1] for r in regions)
         lines = max(i.streamed_lines(loops) for i in group)
-        reuse_loop = max((j for j in range(n)
-                          if not any(i.moving[j] for i in group) and loops[j].extent > 1),
-                         default=-1)
         feats = {"acc_read": float(reads and not writes), "acc_write": float(writes and not reads),
                  "acc_readwrite": float(reads and writes), "bytes": nbytes,
-                 "unique_bytes": unique_bytes, "lines": lines, "unique_lines": unique_lines,
+                 "unique_bytes": max(r[0] * i.elem for r, i in zip(regions, group)),
+                 "lines": lines, "unique_lines": max(r[1] for r in regions),
                  "stride": min(i.inner_stride() for i in group)}
-        if reuse_loop >= 0:
-            feats.update(reuse_loop=1.0, reuse_ct=float(loops[reuse_loop].extent),
-                         reuse_dis_iter=float(math.prod(lp.extent
-                                                        for lp in loops[reuse_loop + 1:])),
-                         reuse_dis_bytes=footprint(reuse_loop + 1))
+        reuse = max((j for j in range(n)
+                     if not any(i.moving[j] for i in group) and loops[j].extent > 1), default=-1)
+        if reuse >= 0:
+            feats.update(reuse_loop=1.0, reuse_ct=float(loops[reuse].extent),
+                         reuse_dis_iter=float(math.prod(lp.extent for lp in loops[reuse + 1:])),
+                         reuse_dis_bytes=footprints[reuse + 1])
         elif len(group) > 1:
+            per_iter = sum(i.elem for g in groups.values() for i in g)
             feats.update(reuse_serial=1.0, reuse_ct=float(len(group) - 1), reuse_dis_iter=1.0,
-                         reuse_dis_bytes=sum(i.elem for i in infos))
+                         reuse_dis_bytes=per_iter)
         else:
             feats["reuse_none"] = 1.0
         ct = max(1.0, feats.get("reuse_ct", 0.0))
         for key in ("bytes", "unique_bytes", "lines", "unique_lines"):
             feats[f"{key}_d_reuse_ct"] = feats[key] / ct
-        name = str(getattr(group[0].acc.buffer, "name", ""))
-        buffers.append((-lines, -nbytes, name, feats))
+        buffers.append((-lines, -nbytes, str(group[0].acc.buffer.name), feats))
     buffers.sort(key=lambda b: b[:3])
     for b, (_, _, _, feats) in enumerate(buffers[:NUM_BUFFERS]):
         for key, value in feats.items():
             row[_INDEX[f"B{b}.{key}"]] = value
 
-    # a mad is two operations; an integer store's own arithmetic counts as its flops
-    prefix = "float_" if _is_float(store.buffer.dtype) else "int_"
-    flops = sum(counts[k] for k in counts if k.startswith(prefix)) + counts[prefix + "mad"]
+
+def _curve_features(row: np.ndarray, loops: list[_Loop], flops: float,
+                    footprints: list[float]) -> None:
     xs, ys = [], []
-    for level in range(n, -1, -1):
+    for level in range(len(loops), -1, -1):
         ops = flops * math.prod(lp.extent for lp in loops[level:])
         xs.append(_log(ops))
-        ys.append(ops / max(footprint(level), 1.0))
+        ys.append(ops / max(footprints[level], 1.0))
     if xs[-1] > xs[0]:
         samples = np.interp(np.linspace(xs[0], xs[-1], NUM_CURVE_SAMPLES), xs, ys)
     else:
         samples = np.full(NUM_CURVE_SAMPLES, ys[-1])
     start = _INDEX["arith_intensity_curve_0"]
     row[start:start + NUM_CURVE_SAMPLES] = np.log2(1.0 + samples)
-
-    alloc = state.allocs.get(id(store.buffer.data))
-    if alloc is not None:
-        row[_INDEX["alloc_size"]] = alloc.nbytes
-        row[_INDEX["alloc_outer_prod"]] = alloc.outer_prod
-        row[_INDEX["alloc_inner_prod"]] = executions / max(alloc.outer_prod, 1.0)
-        row[_INDEX["alloc_total_bytes"]] = alloc.nbytes * alloc.outer_prod
-        row[_INDEX["alloc_local"]] = float(alloc.scope.startswith("local"))
-        row[_INDEX["alloc_shared"]] = float(alloc.scope.startswith("shared"))
-    row[_INDEX["outer_prod"]] = executions
-    row[_INDEX["num_loops"]] = n
-    row[_INDEX["auto_unroll_max_step"]] = max(state.unroll_steps, default=0)
-
-    row[_LOG_MASK] = np.log2(1.0 + np.maximum(row[_LOG_MASK], 0.0))
-    return row.astype(np.float32)
 
 
 # -- the extractor --------------------------------------------------------------------------
