@@ -131,6 +131,26 @@ def test_postprocs_reject_and_the_search_ends_when_the_space_is_exhausted():
     assert len({structural_hash(c.sch.mod) for c in found}) == 19
 
 
+class RaiseOn(RejectInner):
+    def apply(self, sch):
+        if vector_len(sch) == self.bad:
+            raise ValueError("a postproc that fails on this candidate")
+        return True
+
+
+def test_a_failing_candidate_is_dropped_and_a_failing_space_is_reported(caplog):
+    func = matmul()
+    batches = run(EvolutionarySearch(**SMALL), func, 16, 8, postprocs=[RaiseOn(2)])
+    assert sum(len(b) for b in batches) == 16
+    assert all(vector_len(c.sch) != 2 for b in batches for c in b)
+    # every candidate fails: no batch, and the reason is in the log
+    with caplog.at_level("WARNING"):
+        batches = run(EvolutionarySearch(**SMALL), func, 16, 8, postprocs=[RaiseOn(0)],
+                      make=lambda f: [tiled(f, vectorize=False)])
+    assert batches == []
+    assert "a postproc that fails on this candidate" in caplog.text
+
+
 def test_bad_arguments():
     with pytest.raises(ValueError, match="population_size"):
         EvolutionarySearch(population_size=0)

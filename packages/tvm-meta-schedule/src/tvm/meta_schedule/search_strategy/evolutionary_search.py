@@ -130,6 +130,7 @@ class EvolutionarySearch(SearchStrategy):
         self._pending: set[int] = set()
         self._trials = 0
         self._replayed: dict[tuple, Optional[_Candidate]] = {}
+        self._last_error: Optional[str] = None
         self._first_batch = True
         self._running = True
 
@@ -190,8 +191,9 @@ class EvolutionarySearch(SearchStrategy):
                 if not post.apply(sch):
                     return None
         except Exception as err:  # noqa: BLE001 - an invalid candidate is dropped, not fatal
-            ctx.logger.debug("candidate of design space %d dropped: %s: %s", space,
-                             type(err).__name__, err)
+            self._last_error = f"{type(err).__name__}: {err}"
+            ctx.logger.debug("candidate of design space %d dropped: %s", space,
+                             self._last_error)
             return None
         return _Candidate(sch, before, _shash(sch.mod), space)
 
@@ -282,6 +284,9 @@ class EvolutionarySearch(SearchStrategy):
                     out.append(cand)
                     found += 1
             barren = 0 if found else barren + 1
+        if not out and self._last_error is not None:
+            self.context.logger.warning("evolutionary search: no new candidate; the last "
+                                        "failure was %s", self._last_error)
         return out
 
     # -- evolution ------------------------------------------------------------------------
