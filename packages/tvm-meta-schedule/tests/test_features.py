@@ -191,3 +191,23 @@ def test_gpu_thread_features():
     assert row[IDX["blockIdx_x_len"]] == pytest.approx(log(8))
     assert row[IDX["threadIdx_x_len"]] == pytest.approx(log(8))
     assert row[IDX["threadIdx_y_len"]] == 0
+
+
+def test_worker_processes_give_the_same_features():
+    func = matmul()
+    space = tiled(func)
+    cands = []
+    for seed in range(16):
+        sch = tir.Schedule(func, seed=seed)
+        space.trace.apply_to_schedule(sch, decision_provider=lambda *a: None)
+        cands.append(MeasureCandidate(sch, []))
+    here = PerStoreFeature(num_workers=1).extract_from(None, cands)
+    pooled = PerStoreFeature(num_workers=2)
+    try:
+        there = pooled.extract_from(None, cands)
+        assert pooled._pool is not None  # the batch did go to the workers
+    finally:
+        pooled.close()
+    assert len(there) == 16 and all(np.array_equal(a, b) for a, b in zip(here, there))
+    with pytest.raises(ValueError, match="num_workers"):
+        PerStoreFeature(num_workers=0)

@@ -652,29 +652,80 @@ def extract_features(func_or_mod: Any, is_gpu: bool = False, lowered: bool = Fal
     return np.stack(walker.state.rows)
 
 
+def _safe_extract(mod: Any, is_gpu: bool) -> tuple[np.ndarray, Optional[str]]:
+    try:
+        return extract_features(mod, is_gpu=is_gpu), None
+    except Exception as err:  # noqa: BLE001 - one bad candidate must not stop tuning
+        return np.zeros((0, NUM_FEATURES), dtype=np.float32), f"{type(err).__name__}: {err}"
+
+
+def _extract_json(texts: list[str], is_gpu: bool) -> list[tuple[np.ndarray, Optional[str]]]:
+    """In a worker process: the features of modules sent as tvm.ffi JSON."""
+    from tvm.ffi import from_json
+
+    return [_safe_extract(from_json(text), is_gpu) for text in texts]
+
+
 class PerStoreFeature(FeatureExtractor):
     """Per-store features of each candidate (see :data:`FEATURES`).
 
     A candidate whose lowering fails (it should have been rejected by a postprocessor) gets
-    a ``(0, NUM_FEATURES)`` matrix, which cost models score as the worst."""
+    a ``(0, NUM_FEATURES)`` matrix, which cost models score as the worst.
+
+    ``num_workers`` processes share a large batch (the modules travel as tvm.ffi JSON, so
+    the work left here is about a third); None takes the context's ``num_threads``, 1 works
+    in this process.  The pool starts on first use (spawned, so it never inherits the
+    tuner's threads) and stops with :meth:`close` or at exit."""
 
     feature_names: list[str] = FEATURE_NAMES
     num_features: int = NUM_FEATURES
 
+    def __init__(self, num_workers: Optional[int] = None):
+        if num_workers is not None and (isinstance(num_workers, bool) or num_workers < 1):
+            raise ValueError(f"PerStoreFeature: num_workers must be >= 1, got {num_workers!r}")
+        self.num_workers = num_workers
+        self._pool: Any = None
+        self._pool_size = 0
+
     def extract_from(self, context: Any, candidates: list[Any]) -> list[np.ndarray]:
         is_gpu = bool(getattr(context, "is_gpu", False)) if context is not None else False
-        out = []
-        for cand in candidates:
-            sch = getattr(cand, "sch", cand)
-            mod = getattr(sch, "mod", sch)
-            try:
-                out.append(extract_features(mod, is_gpu=is_gpu))
-            except Exception as err:  # noqa: BLE001 - one bad candidate must not stop tuning
-                logger = getattr(context, "logger", None)
-                if logger is not None:
-                    logger.debug("feature extraction failed: %s", err)
-                out.append(np.zeros((0, NUM_FEATURES), dtype=np.float32))
+        mods = [getattr(getattr(c, "sch", c), "mod", c) for c in candidates]
+        workers = self.num_workers or int(getattr(context, "num_threads", 1) or 1)
+        if workers > 1 and len(mods) >= 4 * workers:
+            found = self._in_pool(mods, is_gpu, workers)
+        else:
+            found = [_safe_extract(mod, is_gpu) for mod in mods]
+        logger = getattr(context, "logger", None)
+        for _, err in found:
+            if err is not None and logger is not None:
+                logger.debug("feature extraction failed: %s", err)
+        return [mat for mat, _ in found]
+
+    def _in_pool(self, mods: list[Any], is_gpu: bool, workers: int
+                 ) -> list[tuple[np.ndarray, Optional[str]]]:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        from tvm.ffi import to_json
+
+        if self._pool is None or self._pool_size != workers:
+            self.close()
+            self._pool = ProcessPoolExecutor(workers,
+                                             mp_context=multiprocessing.get_context("spawn"))
+            self._pool_size = workers
+        texts = [to_json(mod) for mod in mods]
+        size = -(-len(texts) // (2 * workers))
+        chunks = [texts[k:k + size] for k in range(0, len(texts), size)]
+        out: list[tuple[np.ndarray, Optional[str]]] = []
+        for part in self._pool.map(_extract_json, chunks, [is_gpu] * len(chunks)):
+            out += part
         return out
+
+    def close(self) -> None:
+        """Stop the worker processes, if any."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
 
     def __repr__(self) -> str:
         return f"PerStoreFeature({NUM_FEATURES} features)"
