@@ -103,18 +103,22 @@ def test_cost_model_steers_the_batch():
 def test_never_proposes_what_the_database_has_and_warms_up_from_it():
     func = matmul()
     db = FakeDatabase()
-    first = run(EvolutionarySearch(**SMALL), func, 12, 6, db=db,
-                measure=lambda c: 1e-3 / vector_len(c.sch))
+    # two sampled spaces with the same sampling instructions: a record must go back to its own
+    three = lambda f: [default_space(f), tiled(f), tiled(f, vectorize=False)]  # noqa: E731
+    first = run(EvolutionarySearch(**SMALL), func, 12, 6, db=db, make=three,
+                measure=lambda c: 1e-3 / max(vector_len(c.sch), 0.5))
     measured = {structural_hash(c.sch.mod) for b in first for c in b}
     assert len(db.records) == 12
-    strategy = EvolutionarySearch(**SMALL)
-    again = run(strategy, func, 12, 6, db=db, seed=5)
+    assert any(vector_len(c.sch) == 0 for b in first for c in b)
+    strategy = EvolutionarySearch(init_measured_ratio=0.5, **SMALL)
+    again = run(strategy, func, 12, 6, db=db, seed=5, make=three)
     proposed = [structural_hash(c.sch.mod) for b in again for c in b]
     assert not measured & set(proposed)
     assert len(set(proposed)) == 12
     # warm start: the database's best records are mutable members of the population
     warm = strategy._warm_start()
-    assert warm and all(c.shash in measured for c in warm)
+    assert len(warm) == 24 and all(c.shash in measured | set(proposed) for c in warm)
+    assert {c.space for c in warm} == {0, 1, 2}
 
 
 def test_postprocs_reject_and_the_search_ends_when_the_space_is_exhausted():

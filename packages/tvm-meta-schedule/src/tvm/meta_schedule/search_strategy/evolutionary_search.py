@@ -131,6 +131,7 @@ class EvolutionarySearch(SearchStrategy):
         self._trials = 0
         self._replayed: dict[tuple, Optional[_Candidate]] = {}
         self._last_error: Optional[str] = None
+        self._warm_cache: dict[str, Optional[_Candidate]] = {}
         self._first_batch = True
         self._running = True
 
@@ -245,25 +246,38 @@ class EvolutionarySearch(SearchStrategy):
         return out
 
     def _from_record(self, rec_trace: Any) -> Optional[_Candidate]:
+        """A record's decisions put back onto the design space it came from: the spaces
+        whose sampling instructions its trace starts with are tried (those whose whole
+        instruction sequence it starts with first) until one replays to the record's
+        candidate; failing that, the first that replays at all (a close relative)."""
         from tvm.tir.schedule import Trace
 
+        key = rec_trace.as_json()
+        if key in self._warm_cache:
+            return self._warm_cache[key]
         rec = [(i.kind.name, rec_trace.decisions.get(i)) for i in rec_trace.insts
                if i.kind.has_decision]
-        exact, prefix = [], []
+        rec_kinds = [name for name, _ in rec]
+        all_kinds = [i.kind.name for i in rec_trace.insts]
+        ranked = []
         for k, space in enumerate(self._spaces):
             kinds = [i.kind.name for i in space.samples]
-            if kinds == [name for name, _ in rec]:
-                exact.append(k)
-            elif kinds and kinds == [name for name, _ in rec[:len(kinds)]]:
-                prefix.append(k)
-        for k in exact + prefix:
+            if kinds != rec_kinds[:len(kinds)] or (not kinds and rec_kinds):
+                continue
+            same_steps = [i.kind.name for i in space.trace.insts] == all_kinds[:len(space.trace)]
+            ranked.append((not same_steps, kinds != rec_kinds, k))
+        found = fallback = None
+        for *_, k in sorted(ranked):
             space = self._spaces[k]
             decisions = dict(space.trace.decisions)
             decisions.update({inst: d for inst, (_, d) in zip(space.samples, rec)})
             cand = self._make(k, Trace(space.trace.insts, decisions), fresh=False)
-            if cand is not None:
-                return cand
-        return None
+            if cand is not None and cand.shash in self._measured:
+                found = cand
+                break
+            fallback = fallback or cand
+        self._warm_cache[key] = found or fallback
+        return self._warm_cache[key]
 
     def _sample_init(self, num_measured: int, seen: set[int]) -> list[_Candidate]:
         """Fresh random samples of the design spaces, new and unmeasured."""
