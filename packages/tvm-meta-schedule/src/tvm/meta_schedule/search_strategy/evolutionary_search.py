@@ -6,7 +6,8 @@ Each batch (:meth:`EvolutionarySearch.generate_measure_candidates`):
    ``population_size * init_measured_ratio``; their decisions put back onto the design
    space they came from, so they can be mutated) and fresh random samples: a design space
    (drawn uniformly) replayed on ``tir.Schedule(mod, seed=...)`` with every sampling
-   decision drawn anew, then the space generator's postprocs; failures are discarded.
+   decision drawn anew, then the space generator's postprocs; failures are discarded (a
+   space without sampling instructions has one candidate, which the first batch takes).
    Sampling goes on in rounds of ``population_size - measured`` tries until
    ``init_min_unmeasured`` new candidates are found or ``max_fail_count`` rounds in a row
    found none.
@@ -385,13 +386,13 @@ class EvolutionarySearch(SearchStrategy):
     def _next_generation(self, population: list[_Candidate], scores: np.ndarray
                          ) -> list[_Candidate]:
         weights = np.maximum(scores, 0.0)
-        total = float(weights.sum())
-        weights = (weights / total if total > 0 else np.full(len(population),
-                                                             1.0 / len(population))).tolist()
+        if not weights.sum() > 0:
+            weights = np.ones(len(population))
+        cumulative = np.cumsum(weights).tolist()
         nxt: list[_Candidate] = []
         members: set[int] = set()
         for _ in range(self.population_size):
-            parent = population[self._rng.choices(range(len(population)), weights=weights)[0]]
+            parent = self._rng.choices(population, cum_weights=cumulative)[0]
             if self._rng.random() >= self.genetic_mutate_prob:
                 nxt.append(parent)
                 members.add(parent.shash)
