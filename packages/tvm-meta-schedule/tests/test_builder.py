@@ -175,12 +175,12 @@ def test_aborting_worker():
 
 
 def test_build_timeout_stops_the_worker():
-    with LocalBuilder(timeout_sec=1.5, f_build=hanging_build, max_workers=1) as b:
+    with LocalBuilder(timeout_sec=5, f_build=hanging_build, max_workers=1) as b:
         start = time.monotonic()
         hung, good = b.build([BuilderInput(marked(add_mod()), "llvm"),
                               BuilderInput(add_mod(), "llvm")])
         assert time.monotonic() - start < 30
-    assert hung.error_msg.startswith("build timed out after 1.5 s")
+    assert hung.error_msg.startswith("build timed out after 5 s")
     assert good.error_msg is None
 
 

@@ -256,17 +256,27 @@ class LocalBuilder(Builder):
         if not isinstance(inputs, (list, tuple)):
             raise TypeError(f"LocalBuilder.build takes a list of BuilderInput, got "
                             f"{type(inputs).__name__}")
+        sent: list[Any] = []
+        for inp in inputs:
+            try:
+                sent.append(serialize_input(inp))
+            except Exception as err:  # noqa: BLE001
+                sent.append(BuilderResult(error_msg=f"invalid input: {err}"))
+        return self.build_serialized(sent)
+
+    def build_serialized(self, inputs: Sequence[Any]) -> list[BuilderResult]:
+        """:meth:`build` of inputs already made by :func:`serialize_input` (an item that
+        is a BuilderResult already is returned as it is)."""
         if not self._finalizer.alive:
             raise RuntimeError("LocalBuilder: build() after close()")
         results: list[Optional[BuilderResult]] = [None] * len(inputs)
         jobs: list[tuple[int, tuple]] = []
-        for i, inp in enumerate(inputs):
-            try:
-                mod_json, target_json = serialize_input(inp)
-            except Exception as err:  # noqa: BLE001
-                results[i] = BuilderResult(error_msg=f"invalid input: {err}")
-                continue
-            jobs.append((i, (mod_json, target_json, self.f_build, self.f_export)))
+        for i, item in enumerate(inputs):
+            if isinstance(item, BuilderResult):
+                results[i] = item
+            else:
+                mod_json, target_json = item
+                jobs.append((i, (mod_json, target_json, self.f_build, self.f_export)))
         busy: list[_Worker] = []
         try:
             self._run(jobs, busy, results)

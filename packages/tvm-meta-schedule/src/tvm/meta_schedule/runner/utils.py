@@ -247,7 +247,7 @@ def timer_library(cc: Optional[str] = None) -> Path:
     key = hashlib.sha256((source + "\0".join([exe, *parts[1:]])).encode()).hexdigest()[:16]
     out = knobs.cache_dir("meta_schedule") / f"tvm-ms-timer-{key}.so"
     if out.exists():
-        return out
+        return _sealed(out)
     with _timer_lock:
         if out.exists():
             return out
@@ -264,7 +264,24 @@ def timer_library(cc: Optional[str] = None) -> Path:
                 f"meta_schedule runner: building the timer library failed (exit "
                 f"{proc.returncode}):\n  {' '.join(cmd)}\n{proc.stderr}")
         os.replace(tmp, out)
-    return out
+    return _sealed(out)
+
+
+_checked: set[Path] = set()
+
+
+def _sealed(path: Path) -> Path:
+    """``path``, carrying tvm's file seal where the runtime checks seals before loading (it
+    refuses libraries tvm did not write)."""
+    if path not in _checked:
+        try:
+            from tvm.runtime.file_seal import seal_file
+        except ImportError:  # a runtime without seals
+            pass
+        else:
+            seal_file(path)
+        _checked.add(path)
+    return path
 
 
 # ---------------------------------------------------------------------------- checking
