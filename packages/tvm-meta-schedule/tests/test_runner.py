@@ -236,3 +236,15 @@ def test_without_ray_the_error_names_the_extra(monkeypatch):
     for make in (RayRunner, RayBuilder):
         with pytest.raises(ImportError, match=r"pip install 'tvm-meta-schedule\[ray\]'"):
             make()
+
+
+def test_make_check_from_a_reference_kernel(kernels):
+    with LocalRunner(number=1, repeat=1, min_repeat_ms=0) as runner:
+        check = runner.make_check(kernels, INFO, func_name="add", seed=5)
+        a, b, _ = check.inputs
+        np.testing.assert_array_equal(check.expected[2], a + b)
+        assert _result(runner, kernels, "add", check).error_msg is None
+        assert _result(runner, kernels, "wrong", check).error_msg.startswith("wrong result")
+        with pytest.raises(RuntimeError, match="reference kernel 'crash'"):
+            runner.make_check(kernels, INFO, func_name="crash")
+        assert _result(runner, kernels, "add", check).error_msg is None

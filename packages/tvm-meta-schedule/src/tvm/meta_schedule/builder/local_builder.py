@@ -154,7 +154,10 @@ class _Worker:
             reason = "did not start in time" if self.proc.exitcode is None else \
                 _exit_reason(self.proc.exitcode)
             self.kill()
-            raise _StartError(f"a build worker could not start: it {reason}") from None
+            raise _StartError(
+                f"a build worker could not start: it {reason} (workers are spawned and "
+                "import the main script again: guard a script's code with "
+                "`if __name__ == '__main__':`)") from None
         if kind != "ready":
             self.kill()
             raise _StartError(f"a build worker could not start: {text}")

@@ -37,8 +37,11 @@ def build_to_bytes(mod_json: str, target_json: str, f_build: Callable, f_export:
     key = (f_build, f_export, timeout_sec)
     builder = _NODE_BUILDERS.get(key)
     if builder is None:
+        # not pinned: Ray shares this node's CPUs among the build tasks, and a node that
+        # also measures alternates builds with measurements (see runner/utils.py)
         builder = _NODE_BUILDERS[key] = LocalBuilder(
-            max_workers=1, timeout_sec=timeout_sec, f_build=f_build, f_export=f_export)
+            max_workers=1, timeout_sec=timeout_sec, f_build=f_build, f_export=f_export,
+            avoid_cores=())
     (res,) = builder.build_serialized([(mod_json, target_json)])
     if res.error_msg is not None:
         return None, res.error_msg

@@ -16,8 +16,8 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ..arg_info import random_inputs
-from .runner import Runner, RunnerFuture, RunnerInput, RunnerResult
+from ..arg_info import TensorInfo, random_inputs
+from .runner import CorrectnessCheck, Runner, RunnerFuture, RunnerInput, RunnerResult
 from .utils import (TIMER_SYMBOL, available_cores, compare_results, measure_cores,
                     set_thread_affinity, timer_library)
 
@@ -119,6 +119,27 @@ class LocalRunner(Runner):
             self._stop()
             raise
 
+    def make_check(self, artifact_path: str, args_info: list[TensorInfo], *,
+                   func_name: str = "main", seed: int = 0, rtol: float = 1e-3,
+                   atol: float = 1e-3) -> CorrectnessCheck:
+        """A check against a reference kernel (the untuned one): random inputs and every
+        argument after one isolated call of ``func_name`` of ``artifact_path``.  Raises
+        RuntimeError when the reference itself cannot run."""
+        path = os.path.abspath(os.fspath(artifact_path))
+        inputs = random_inputs(args_info, seed)
+        try:
+            session, module = self._load(path)
+            out = session.run(module, func_name, inputs, repeat=0)
+        except (KeyboardInterrupt, SystemExit):
+            self._stop()
+            raise
+        except Exception as err:
+            self.close()
+            raise RuntimeError(f"LocalRunner.make_check: the reference kernel {func_name!r} "
+                               f"of {path!r} did not run: {err}") from err
+        expected = [out.outputs[i] for i in range(len(inputs))]
+        return CorrectnessCheck(inputs, expected, rtol, atol)
+
     def close(self) -> None:
         """Stop the child process (the next measurement starts a new one)."""
         session, self._session = self._session, None
@@ -167,8 +188,12 @@ class LocalRunner(Runner):
         finally:
             if old is not None:
                 os.sched_setaffinity(0, old)
-        self._session, self._session_threads = session, threads
-        self._timer = session.load_module(timer_library(self.cc))
+        try:
+            timer = session.load_module(timer_library(self.cc))
+        except BaseException:
+            session.close()
+            raise
+        self._session, self._session_threads, self._timer = session, threads, timer
         return session
 
     def _load(self, path: str) -> tuple[Any, Any]:

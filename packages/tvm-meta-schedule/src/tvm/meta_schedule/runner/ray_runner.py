@@ -99,8 +99,8 @@ def _remote(ray: Any) -> Any:
 
 
 class _RayFuture(RunnerFuture):
-    def __init__(self, ray: Any, ref: Any) -> None:
-        self._ray, self._ref = ray, ref
+    def __init__(self, ray: Any, ref: Any, batch: list[Any]) -> None:
+        self._ray, self._ref, self._batch = ray, ref, batch
         self._value: Optional[RunnerResult] = None
 
     def done(self) -> bool:
@@ -113,8 +113,9 @@ class _RayFuture(RunnerFuture):
         if self._value is None:
             try:
                 value = self._ray.get(self._ref)
-            except KeyboardInterrupt:
-                self._ray.cancel(self._ref)
+            except KeyboardInterrupt:  # stop the whole batch on the cluster
+                for ref in self._batch:
+                    self._ray.cancel(ref)
                 raise
             except self._ray.exceptions.RayError as err:
                 value = RunnerResult(error_msg=ray_error(self._ray, "measuring", err))
@@ -164,6 +165,7 @@ class RayRunner(Runner):
                             f"{type(inputs).__name__}")
         missing = self._missing_resources()
         futures: list[RunnerFuture] = []
+        batch: list[Any] = []
         task = _remote(self._ray).options(num_cpus=0, resources=self.resources)
         for inp in inputs:
             if not isinstance(inp, RunnerInput):
@@ -178,7 +180,8 @@ class RayRunner(Runner):
                 futures.append(Runner.ready(RunnerResult(
                     error_msg=f"cannot read the built artifact: {err}")))
                 continue
-            futures.append(_RayFuture(self._ray, task.remote(artifact, inp, self.options)))
+            batch.append(task.remote(artifact, inp, self.options))
+            futures.append(_RayFuture(self._ray, batch[-1], batch))
         return futures
 
     def _missing_resources(self) -> Optional[str]:
