@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import threading
+import time
+
 import pytest
 
 ray = pytest.importorskip("ray")
@@ -80,3 +85,49 @@ def test_no_measuring_node_is_a_clear_result(cluster, kernels):
     assert "no_such_resource" in fut.result().error_msg
     with pytest.raises(ValueError, match="not both"):
         RayRunner(resources={"a": 1}, node_ip="1.2.3.4")
+
+
+def _busy_servers() -> set[int]:
+    """Runner servers under this process (the local cluster's workers are its descendants)
+    that are running (state R: the hanging kernel spins)."""
+    parent, state, name = {}, {}, {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        parent[int(pid)], state[int(pid)] = int(fields[1]), fields[0]
+        name[int(pid)] = stat[stat.index("(") + 1:stat.rindex(")")]
+    me, out = os.getpid(), set()
+    for pid in parent:
+        if not name[pid].startswith("tvm-runner-serv") or state[pid] != "R":
+            continue
+        p = pid
+        while p > 1 and p != me:
+            p = parent.get(p, 0)
+        if p == me:
+            out.add(pid)
+    return out
+
+
+def test_ctrl_c_cancels_the_measurement_on_the_node(cluster, kernels):
+    info = [TensorInfo("float32", (256,))] * 3
+    runner = RayRunner(timeout_sec=60, number=1, repeat=1, min_repeat_ms=0)
+    (fut,) = runner.run([RunnerInput(kernels, "cpu", info, func_name="hang")])
+    deadline = time.monotonic() + 60
+    while not _busy_servers():
+        assert time.monotonic() < deadline, "the hanging kernel never started"
+        time.sleep(0.1)
+    timer = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        fut.result()
+    timer.join()
+    deadline = time.monotonic() + 10
+    while _busy_servers():  # the node's runner killed its child at once
+        assert time.monotonic() < deadline, "the hanging kernel still runs"
+        time.sleep(0.1)
+    (good,) = runner.run([RunnerInput(kernels, "cpu", info, func_name="add")])
+    assert good.result().run_secs

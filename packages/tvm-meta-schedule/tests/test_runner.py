@@ -248,3 +248,18 @@ def test_make_check_from_a_reference_kernel(kernels):
         with pytest.raises(RuntimeError, match="reference kernel 'crash'"):
             runner.make_check(kernels, INFO, func_name="crash")
         assert _result(runner, kernels, "add", check).error_msg is None
+
+
+def test_the_child_ends_itself_when_a_call_outlives_the_timeout(kernels, monkeypatch):
+    """The timer's watchdog: a hanging child dies even if its parent never stops it
+    (e.g. a Ray worker killed meanwhile); here the parent's timeout is 20 s, the watchdog's
+    1 s."""
+    from tvm.meta_schedule.runner import local_runner
+
+    monkeypatch.setattr(local_runner, "_WATCHDOG_GRACE_SEC", -19.0)
+    with LocalRunner(timeout_sec=20, number=1, repeat=1, min_repeat_ms=0) as runner:
+        start = time.monotonic()
+        res = _result(runner, kernels, "hang")
+        assert time.monotonic() - start < 10
+        assert "SIGALRM" in res.error_msg
+        assert _result(runner, kernels, "add").run_secs

@@ -23,6 +23,9 @@ from .utils import (TIMER_SYMBOL, available_cores, compare_results, measure_core
 
 __all__ = ["LocalRunner"]
 
+#: the child's own watchdog ends it this long after the parent's timeout (for when the
+#: parent is gone, e.g. a Ray worker killed while a kernel hangs)
+_WATCHDOG_GRACE_SEC = 5.0
 _NUM_CORES = re.compile(r"(?:^|\s)-num-cores=(\d+)")
 
 
@@ -129,7 +132,8 @@ class LocalRunner(Runner):
         inputs = random_inputs(args_info, seed)
         try:
             session, module = self._load(path)
-            out = session.run(module, func_name, inputs, repeat=0)
+            symbol = module.get_function(func_name).symbol
+            outputs, _ = self._call(session, path, symbol, inputs, repeat=0)
         except (KeyboardInterrupt, SystemExit):
             self._stop()
             raise
@@ -137,7 +141,7 @@ class LocalRunner(Runner):
             self.close()
             raise RuntimeError(f"LocalRunner.make_check: the reference kernel {func_name!r} "
                                f"of {path!r} did not run: {err}") from err
-        expected = [out.outputs[i] for i in range(len(inputs))]
+        expected = [outputs[i] for i in range(len(inputs))]
         return CorrectnessCheck(inputs, expected, rtol, atol)
 
     def close(self) -> None:
@@ -162,13 +166,15 @@ class LocalRunner(Runner):
 
     # ------------------------------------------------------------------ internals
 
-    def _stop(self) -> None:
-        """Kill the child at once (close() would first wait for a busy server)."""
-        session = self._session
-        proc = getattr(session, "_proc", None)  # ProcessSession has no public kill()
+    def kill(self) -> None:
+        """Kill the child process at once (safe from another thread: a measurement under
+        way there then ends with an error result)."""
+        proc = getattr(self._session, "_proc", None)  # ProcessSession has no public kill()
         if proc is not None and proc.poll() is None:
             proc.kill()
-            proc.wait()
+
+    def _stop(self) -> None:
+        self.kill()
         self.close()
 
     def _session_for(self, threads: int) -> Any:
@@ -214,6 +220,20 @@ class LocalRunner(Runner):
                 self._loaded.add(path)
         return session, module
 
+    def _call(self, session: Any, path: str, symbol: str, args: list[np.ndarray],
+              repeat: int) -> tuple[dict[int, np.ndarray], list[float]]:
+        """One timer request: ``repeat`` 0 calls the kernel once and returns every argument
+        after it; else the seconds per call of each round."""
+        secs = np.zeros(max(repeat, 1), dtype="float64")
+        head = [_u8(path), _u8(symbol), self.number, repeat, float(self.min_repeat_ms),
+                float(self.cooldown_sec), int(self.enable_cpu_cache_flush),
+                session.runner.timeout + _WATCHDOG_GRACE_SEC, secs]
+        wanted = [len(head) + i for i in range(len(args))] if repeat == 0 else [len(head) - 1]
+        res = session.run(self._timer, TIMER_SYMBOL, head + list(args), outputs=wanted)
+        if repeat == 0:
+            return {i - len(head): v for i, v in res.outputs.items()}, []
+        return {}, [float(t) for t in res.outputs[len(head) - 1][:repeat]]
+
     def _measure(self, inp: RunnerInput, path: str) -> RunnerResult:
         from tvm.runtime.error import KernelError, ModuleLoadError
         from tvm.runtime.runner import RunnerError, RunnerTimeoutError, RunnerUnavailableError
@@ -229,20 +249,14 @@ class LocalRunner(Runner):
             args = _arguments(inp)
             if inp.check is not None:
                 stage = "the checked call"
-                out = session.run(module, inp.func_name, args, repeat=0)
+                outputs, _ = self._call(session, path, fn.symbol, args, repeat=0)
                 names = [p.name for p in fn.params] if fn.params else []
-                wrong = compare_results(out.outputs, inp.check.expected, inp.check.rtol,
+                wrong = compare_results(outputs, inp.check.expected, inp.check.rtol,
                                         inp.check.atol, names)
                 if wrong:
                     return RunnerResult(error_msg=wrong)
             stage = "timing"
-            secs = np.zeros(self.repeat, dtype="float64")
-            used = np.zeros(1, dtype="int64")
-            timer_args = [_u8(path), _u8(fn.symbol), self.number, self.repeat,
-                          float(self.min_repeat_ms), float(self.cooldown_sec),
-                          int(self.enable_cpu_cache_flush), secs, used, *args]
-            res = session.run(self._timer, TIMER_SYMBOL, timer_args, outputs=[7, 8])
-            run_secs = [float(t) for t in res.outputs[7]]
+            _, run_secs = self._call(session, path, fn.symbol, args, repeat=self.repeat)
             return RunnerResult(run_secs=run_secs)
         except RunnerTimeoutError:
             self.close()

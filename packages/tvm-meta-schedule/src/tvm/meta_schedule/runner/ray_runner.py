@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import threading
 from typing import Any, Optional
 
 from .runner import Runner, RunnerFuture, RunnerInput, RunnerResult
@@ -80,7 +81,24 @@ def measure_bytes(artifact: bytes, inp: RunnerInput, options: dict[str, Any]) ->
         with open(path, "wb") as f:
             f.write(artifact)
         local = RunnerInput(path, inp.device, inp.args_info, inp.check, inp.func_name)
-        return runner.measure(local)
+        # Ray cancels a task by raising KeyboardInterrupt in its thread, which happens only
+        # between bytecodes: wait here in short steps, so that a cancel stops the child
+        # at once instead of after the timeout
+        done: list[RunnerResult] = []
+        worker = threading.Thread(target=lambda: done.append(runner.measure(local)),
+                                  daemon=True, name="tvm-ms-measure")
+        worker.start()
+        try:
+            while worker.is_alive():
+                worker.join(0.05)
+        except BaseException:
+            runner.kill()
+            worker.join(10)
+            runner.close()
+            raise
+        if not done:
+            return RunnerResult(error_msg="measuring failed on the node (see its log)")
+        return done[0]
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

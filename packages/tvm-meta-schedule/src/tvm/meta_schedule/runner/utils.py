@@ -10,12 +10,15 @@ and then ``runner.run()``, and :class:`~.local_runner.LocalRunner` measures insi
 (its futures are ready when it returns).
 
 **Timer** (:data:`TIMER_SOURCE`): a small library with the kernel C ABI (docs/abi.md) that
-the runner server (:mod:`tvm.runtime.runner.process`) loads beside each candidate.  Called
-once, it finds the candidate's function in the already loaded library and does TVM's
-``time_evaluator`` in the child process: a warm-up call, growing ``number`` until one round
-lasts ``min_repeat_ms``, then ``repeat`` timed rounds with an optional cooldown between
-them and an optional flush of the arguments from the CPU caches before every call.  So the
-timing needs no protocol of its own and one request per candidate.
+the runner server (:mod:`tvm.runtime.runner.process`) loads beside the candidates.  Called
+through the server's ordinary CALL request, it finds the candidate's function in the
+already loaded library and does TVM's ``time_evaluator`` in the child process: a warm-up
+call, growing ``number`` until one round lasts ``min_repeat_ms``, then ``repeat`` timed
+rounds with an optional cooldown between them and an optional flush of the arguments from
+the CPU caches before every call (``repeat`` 0: one call, whose results the check reads).
+It arms ``alarm()`` for the call, so a child whose kernel hangs ends itself a little after
+its parent's timeout even when the parent is gone.  So timing needs no protocol of its own,
+and one request per candidate.
 """
 
 from __future__ import annotations
@@ -93,6 +96,7 @@ TIMER_SOURCE = r"""
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 typedef union { int64_t v_int64; double v_float64; void *v_handle; } TVMValue;
 typedef struct { int32_t device_type, device_id; } DLDevice;
@@ -153,8 +157,64 @@ static int32_t str_arg(TVMValue v, int32_t code, char *out, size_t cap) {
   return 0;
 }
 
-/* args: path (u8[]), symbol (u8[]), number, repeat, min_repeat_ms, cooldown_s, flush,
- *       out seconds (f64[repeat]), out number (i64[1]), then the kernel's arguments */
+typedef struct {
+  PackedFunc f; TVMValue *v; int32_t *c; int32_t n;
+  int64_t number, repeat, flush; double min_repeat_s, cooldown; double *out;
+} Eval;
+
+static int32_t call(Eval *e) {
+  TVMValue ret; int32_t ret_code = 4;
+  return e->f(e->v, e->c, e->n, &ret, &ret_code, NULL);
+}
+
+/* `number` calls (each after a flush if asked); their seconds, or < 0 on an error (*rc) */
+static double round_of(Eval *e, int32_t *rc) {
+  double elapsed = 0.0;
+  if (e->flush) {
+    for (int64_t k = 0; k < e->number; ++k) {
+      flush_args(e->v, e->c, e->n);
+      double t0 = now();
+      if ((*rc = call(e)) != 0) return -1.0;
+      elapsed += now() - t0;
+    }
+    return elapsed;
+  }
+  double t0 = now();
+  for (int64_t k = 0; k < e->number; ++k)
+    if ((*rc = call(e)) != 0) return -1.0;
+  return now() - t0;
+}
+
+static int32_t evaluate(Eval *e) {
+  int32_t rc = 0;
+  if ((rc = call(e)) != 0 || e->repeat == 0) return rc; /* warm-up, or the one checked call */
+  for (;;) { /* grow number until one round lasts min_repeat_ms */
+    double elapsed = round_of(e, &rc);
+    if (elapsed < 0) return rc;
+    if (elapsed >= e->min_repeat_s || e->number >= (1LL << 40)) break;
+    double per_call = elapsed / (double)e->number;
+    double want = per_call > 0 ? e->min_repeat_s / per_call * 1.1 : (double)e->number * 10;
+    int64_t grown = (int64_t)ceil(want);
+    e->number = grown > e->number * 2 ? grown : e->number * 2;
+    if (e->number > (1LL << 40)) e->number = 1LL << 40;
+  }
+  for (int64_t r = 0; r < e->repeat; ++r) {
+    if (r > 0 && e->cooldown > 0) {
+      double whole = floor(e->cooldown);
+      struct timespec ts = {(time_t)whole, (long)((e->cooldown - whole) * 1e9)};
+      nanosleep(&ts, NULL);
+    }
+    double elapsed = round_of(e, &rc);
+    if (elapsed < 0) return rc;
+    e->out[r] = elapsed / (double)e->number;
+  }
+  return 0;
+}
+
+/* args: path (u8[]), symbol (u8[]), number, repeat (0: call once, for the check),
+ *       min_repeat_ms, cooldown_s, flush, watchdog_s, out seconds (f64[max(repeat, 1)]),
+ *       then the kernel's arguments.  The watchdog (alarm) ends this process if the call
+ *       outlives its parent's timeout, even when the parent is gone. */
 int32_t tvm_ms_time_evaluator(TVMValue *args, int32_t *codes, int32_t num_args, TVMValue *ret,
                               int32_t *ret_code, void *resource) {
   char path[4096], symbol[512];
@@ -162,61 +222,26 @@ int32_t tvm_ms_time_evaluator(TVMValue *args, int32_t *codes, int32_t num_args, 
   if (str_arg(args[0], codes[0], path, sizeof(path)) || str_arg(args[1], codes[1], symbol, sizeof(symbol)))
     return fail("timer: the path and symbol must be u8 tensors%s", "");
   if (codes[2] != 0 || codes[3] != 0 || codes[4] != 2 || codes[5] != 2 || codes[6] != 0 ||
-      codes[7] != 7 || codes[8] != 7)
+      codes[7] != 2 || codes[8] != 7)
     return fail("timer: malformed arguments%s", "");
-  int64_t number = args[2].v_int64, repeat = args[3].v_int64, flush = args[6].v_int64;
-  double min_repeat_s = args[4].v_float64 / 1000.0, cooldown = args[5].v_float64;
-  DLTensor *secs = (DLTensor *)args[7].v_handle, *used = (DLTensor *)args[8].v_handle;
-  if (number < 1 || repeat < 1 || secs->shape[0] != repeat || used->shape[0] != 1)
-    return fail("timer: bad number/repeat or output shapes%s", "");
+  Eval e;
+  e.number = args[2].v_int64; e.repeat = args[3].v_int64; e.flush = args[6].v_int64;
+  e.min_repeat_s = args[4].v_float64 / 1000.0; e.cooldown = args[5].v_float64;
+  double watchdog = args[7].v_float64;
+  DLTensor *secs = (DLTensor *)args[8].v_handle;
+  if (e.number < 1 || e.repeat < 0 || secs->ndim != 1 || secs->shape[0] < e.repeat)
+    return fail("timer: bad number/repeat or output shape%s", "");
   void *lib = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
   if (!lib) return fail("timer: the library %s is not loaded in this server", path);
-  PackedFunc f = (PackedFunc)dlsym(lib, symbol);
+  e.f = (PackedFunc)dlsym(lib, symbol);
   dlclose(lib); /* the server still holds it */
-  if (!f) return fail("timer: the library has no function %s", symbol);
-  TVMValue *kv = args + 9, kret;
-  int32_t *kc = codes + 9, kn = num_args - 9, kret_code = 4, rc;
-  double *out = (double *)((char *)secs->data + secs->byte_offset);
-
-  if ((rc = f(kv, kc, kn, &kret, &kret_code, NULL)) != 0) return rc; /* warm-up */
-  for (;;) { /* grow number until one round lasts min_repeat_ms */
-    double elapsed = 0.0;
-    for (int64_t k = 0; k < number; ++k) {
-      if (flush) flush_args(kv, kc, kn);
-      double t0 = now();
-      if ((rc = f(kv, kc, kn, &kret, &kret_code, NULL)) != 0) return rc;
-      elapsed += now() - t0;
-    }
-    if (elapsed >= min_repeat_s || number >= (1LL << 40)) break;
-    double per_call = elapsed / (double)number;
-    double want = per_call > 0 ? min_repeat_s / per_call * 1.1 : (double)number * 10;
-    int64_t grown = (int64_t)ceil(want);
-    number = grown > number * 2 ? grown : number * 2;
-    if (number > (1LL << 40)) number = 1LL << 40;
-  }
-  for (int64_t r = 0; r < repeat; ++r) {
-    if (r > 0 && cooldown > 0) {
-      struct timespec ts = {(time_t)cooldown, (long)((cooldown - (double)(time_t)cooldown) * 1e9)};
-      nanosleep(&ts, NULL);
-    }
-    double elapsed = 0.0;
-    if (flush) {
-      for (int64_t k = 0; k < number; ++k) {
-        flush_args(kv, kc, kn);
-        double t0 = now();
-        if ((rc = f(kv, kc, kn, &kret, &kret_code, NULL)) != 0) return rc;
-        elapsed += now() - t0;
-      }
-    } else {
-      double t0 = now();
-      for (int64_t k = 0; k < number; ++k)
-        if ((rc = f(kv, kc, kn, &kret, &kret_code, NULL)) != 0) return rc;
-      elapsed = now() - t0;
-    }
-    out[r] = elapsed / (double)number;
-  }
-  *(int64_t *)((char *)used->data + used->byte_offset) = number;
-  return 0;
+  if (!e.f) return fail("timer: the library has no function %s", symbol);
+  e.v = args + 9; e.c = codes + 9; e.n = num_args - 9;
+  e.out = (double *)((char *)secs->data + secs->byte_offset);
+  if (watchdog > 0) alarm((unsigned)ceil(watchdog));
+  int32_t rc = evaluate(&e);
+  alarm(0);
+  return rc;
 }
 """
 
