@@ -230,3 +230,9 @@ def test_multithreaded_kernel_runs_on_its_cores(builder):
         assert runner._session_threads == threads
         assert os.sched_getaffinity(runner._session._proc.pid) == set(measure_cores(threads))
     np.testing.assert_allclose(check.expected[2], ins[0] @ ins[1])
+
+
+def test_f_build_that_cannot_be_sent_is_a_result():
+    with LocalBuilder(f_build=lambda mod, target: None) as b:
+        (res,) = b.build([BuilderInput(add_mod(), "llvm")])
+    assert "module-level functions" in res.error_msg

@@ -314,6 +314,7 @@ class LocalBuilder(Builder):
     def _run(self, jobs: list[tuple[int, tuple]], busy: list[_Worker],
              results: list[Optional[BuilderResult]]) -> None:
         pending = list(reversed(jobs))
+        retried: set[int] = set()
         self._start_workers(min(self.max_workers, len(jobs)))
         while pending or busy:
             while pending and len(busy) < self.max_workers:
@@ -326,6 +327,11 @@ class LocalBuilder(Builder):
                 try:
                     w.conn.send(job)
                 except Exception as err:  # noqa: BLE001 - e.g. f_build cannot be pickled
+                    if not w.proc.is_alive() and index not in retried:  # died while idle
+                        w.kill()
+                        retried.add(index)
+                        pending.append((index, job))
+                        continue
                     results[index] = BuilderResult(error_msg=(
                         f"cannot send the input to a build worker: {type(err).__name__}: "
                         f"{err} (f_build and f_export must be module-level functions)"))

@@ -144,6 +144,13 @@ class LocalRunner(Runner):
         expected = [outputs[i] for i in range(len(inputs))]
         return CorrectnessCheck(inputs, expected, rtol, atol)
 
+    def kill(self) -> None:
+        """Kill the child process at once (safe from another thread: a measurement under
+        way there then ends with an error result)."""
+        proc = getattr(self._session, "_proc", None)  # ProcessSession has no public kill()
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+
     def close(self) -> None:
         """Stop the child process (the next measurement starts a new one)."""
         session, self._session = self._session, None
@@ -165,13 +172,6 @@ class LocalRunner(Runner):
             pass
 
     # ------------------------------------------------------------------ internals
-
-    def kill(self) -> None:
-        """Kill the child process at once (safe from another thread: a measurement under
-        way there then ends with an error result)."""
-        proc = getattr(self._session, "_proc", None)  # ProcessSession has no public kill()
-        if proc is not None and proc.poll() is None:
-            proc.kill()
 
     def _stop(self) -> None:
         self.kill()
