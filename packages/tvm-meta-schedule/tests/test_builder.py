@@ -236,3 +236,11 @@ def test_f_build_that_cannot_be_sent_is_a_result():
     with LocalBuilder(f_build=lambda mod, target: None) as b:
         (res,) = b.build([BuilderInput(add_mod(), "llvm")])
     assert "module-level functions" in res.error_msg
+
+
+def test_a_given_work_dir_is_kept(tmp_path):
+    folder = tmp_path / "builds"
+    with LocalBuilder(work_dir=str(folder)) as b:
+        (res,) = b.build([BuilderInput(add_mod(), "llvm")])
+        assert res.artifact_path.startswith(str(folder))
+    assert folder.is_dir() and os.path.isfile(res.artifact_path)

@@ -202,14 +202,16 @@ class LocalBuilder(Builder):
     ``f_export(module) -> path`` run in the workers, so they must be module-level functions
     (sent by reference).  ``avoid_cores``: the cores the runner measures on (default: the
     default LocalRunner's, i.e. the highest core); workers run on the others when any
-    remain.  Artifacts are written under a temporary directory of this builder, removed
-    by :meth:`close` (or when the builder is garbage-collected).
+    remain.  Artifacts are written under ``work_dir`` (default: a temporary directory of
+    this builder, removed by :meth:`close` or when the builder is garbage-collected; a
+    given one is kept).
     """
 
     def __init__(self, *, max_workers: Optional[int] = None, timeout_sec: float = 30.0,
                  f_build: Callable[[Any, Any], Any] = default_build,
                  f_export: Callable[[Any], str] = default_export,
-                 avoid_cores: Optional[Sequence[int]] = None) -> None:
+                 avoid_cores: Optional[Sequence[int]] = None,
+                 work_dir: Optional[str] = None) -> None:
         from ..runner.utils import build_cores, measure_cores
 
         if isinstance(timeout_sec, bool) or not isinstance(timeout_sec, (int, float)) \
@@ -228,18 +230,23 @@ class LocalBuilder(Builder):
         self.timeout_sec = float(timeout_sec)
         self.f_build = f_build
         self.f_export = f_export
-        self.work_dir = tempfile.mkdtemp(prefix="tvm-ms-build-")
+        if work_dir is None:
+            self.work_dir, owned = tempfile.mkdtemp(prefix="tvm-ms-build-"), True
+        else:
+            os.makedirs(work_dir, exist_ok=True)
+            self.work_dir, owned = os.path.abspath(work_dir), False
         self._ctx = multiprocessing.get_context("spawn")
         self._idle: list[_Worker] = []
         self._finalizer = weakref.finalize(self, LocalBuilder._cleanup, self._idle,
-                                           self.work_dir)
+                                           self.work_dir if owned else None)
 
     @staticmethod
-    def _cleanup(workers: list[_Worker], work_dir: str) -> None:
+    def _cleanup(workers: list[_Worker], work_dir: Optional[str]) -> None:
         for w in workers:
             w.stop()
         workers.clear()
-        shutil.rmtree(work_dir, ignore_errors=True)
+        if work_dir is not None:
+            shutil.rmtree(work_dir, ignore_errors=True)
 
     def close(self) -> None:
         """Stop the workers and remove the artifacts."""

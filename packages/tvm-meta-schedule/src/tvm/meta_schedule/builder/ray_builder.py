@@ -41,7 +41,8 @@ def build_to_bytes(mod_json: str, target_json: str, f_build: Callable, f_export:
         # also measures alternates builds with measurements (see runner/utils.py)
         builder = _NODE_BUILDERS[key] = LocalBuilder(
             max_workers=1, timeout_sec=timeout_sec, f_build=f_build, f_export=f_export,
-            avoid_cores=())
+            avoid_cores=(), work_dir=os.path.join(tempfile.gettempdir(), "tvm-ms-ray-builds"))
+        # (a shared folder: Ray kills its workers without running their cleanup)
     (res,) = builder.build_serialized([(mod_json, target_json)])
     if res.error_msg is not None:
         return None, res.error_msg
