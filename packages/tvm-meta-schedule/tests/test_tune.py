@@ -124,3 +124,20 @@ def test_flops_of_a_matmul_and_an_epilogue():
     n = te.placeholder((8,), "int32", name="n")
     m = te.compute((8,), lambda i: n[i] * 3 + 1, name="m")
     assert estimate_flops(te.create_prim_func([n, m])) == 0     # integer ops are not FLOPs
+
+
+def test_replay_trace_proposes_each_candidate_once_and_ends_when_exhausted():
+    from tvm.meta_schedule import TuneContext
+
+    ctx = TuneContext(matmul(4), TARGET, space_generator=MatmulSpace(),
+                      search_strategy=ReplayTrace(max_fail_count=200), seed=5)
+    strategy = ctx.search_strategy
+    strategy.pre_tuning(50, 4, ctx.generate_design_space())
+    seen = []
+    while (batch := strategy.generate_measure_candidates()) is not None:
+        assert len(batch) <= 4
+        seen += [c.sch.trace.as_json() for c in batch]
+        strategy.notify_runner_results(batch, [None] * len(batch))
+    assert len(seen) == len(set(seen)) == 9      # 3 tilings of i times 3 of j
+    with pytest.raises(ValueError, match="no design space"):
+        strategy.pre_tuning(4, 4, [])

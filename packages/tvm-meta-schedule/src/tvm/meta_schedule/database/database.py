@@ -165,7 +165,8 @@ class _TunedSchedulePlugin:
     def __init__(self, database: Database, target: Any) -> None:
         self.database = database
         self.target = target
-        self.answered: list[str] = []   # names of the kernels given a tuned schedule
+        self.answered: list[str] = []   # kernels given a tuned schedule (name or hash)
+        self.tuned: list[Any] = []      # the PrimFuncs returned for them
 
     @hookimpl
     def tvm_tir_tuned_schedule(self, func: Any, target: Any) -> Any:
@@ -181,7 +182,11 @@ class _TunedSchedulePlugin:
             return None
         if sch is None:
             return None
-        self.answered.append(str(func.attrs.get("global_symbol", "main")))
+        from .workload import normalize_mod, shash_of
+
+        name = func.attrs.get("global_symbol") or shash_of(normalize_mod(func))
+        self.answered.append(str(name))
+        self.tuned.append(sch.mod["main"])
         return sch.mod["main"]
 
 
