@@ -29,7 +29,8 @@ RECORD_VERSION = 1
 @dataclass(eq=False)
 class Workload:
     """A kernel to tune: ``mod`` (``main`` is the unscheduled PrimFunc) and ``shash``, its
-    structural hash as a hex string."""
+    structural hash as a hex string (valid in this process: ``tvm.ffi.structural_hash``
+    hashes strings with Python's randomized ``hash``)."""
 
     mod: Any
     shash: str

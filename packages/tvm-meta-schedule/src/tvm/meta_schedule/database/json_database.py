@@ -10,8 +10,12 @@
      "decisions": [...]}, "target": "llvm -num-cores=2", "run_secs": [1.2e-05, ...],
      "args_info": [["TENSOR", "float32", [64, 64]], ...], "version": 1}
 
-``workload`` is the line number (from 0) of the workload in its file; ``run_secs`` is null
-for a candidate that failed.  Kernels are stored as TVMScript and read back with the
+``workload`` is the line number (from 0) of the workload in its file and ``shash`` that
+line's ``shash``: together they pair a record with its kernel.  ``shash`` is
+``tvm.ffi.structural_hash`` in the process that wrote the line; the hash is not stable
+across processes (it hashes strings with Python's randomized ``hash``), so a reader
+recomputes it from the parsed kernel for its own lookups.  ``run_secs`` is null for a
+candidate that failed.  Kernels are stored as TVMScript and read back with the
 TVMScript parser; traces as :meth:`Trace.as_json`: nothing is pickled or executed.  Each
 line is flushed as it is written, so an interrupted tuning keeps every measurement.  On
 reading, a line that does not parse, or is of another ``version``, is skipped with a
@@ -74,6 +78,7 @@ class JSONDatabase(MemoryDatabase):
                 raise IsADirectoryError(f"JSONDatabase: {path} is a directory, expected a "
                                         "JSON-lines file")
         self._line_of: dict[int, int] = {}   # id(workload) -> its line in the workload file
+        self._file_shash: dict[int, str] = {}  # id(workload) -> the shash written on that line
         self._n_workload_lines = 0
         self.skipped = 0
         self._load()
@@ -93,7 +98,7 @@ class JSONDatabase(MemoryDatabase):
     def _load(self) -> None:
         from tvm.ffi import structural_equal
 
-        by_line: dict[int, Workload] = {}
+        by_line: dict[int, tuple[Workload, str]] = {}
         lines = self._lines(self.path_workload)
         self._n_workload_lines = len(lines)
         for index, text in enumerate(lines):
@@ -108,11 +113,11 @@ class JSONDatabase(MemoryDatabase):
                     self._skip(*where, f"workload of version {data.get('version')!r}; this "
                                f"tuner reads version {RECORD_VERSION}")
                     continue
+                file_shash = data["shash"]
+                if not isinstance(file_shash, str):
+                    raise ValueError(f"shash must be a string, got {file_shash!r}")
                 mod = normalize_mod(mod_from_tvmscript(data["tvmscript"]))
-                shash = shash_of(mod)
-                if data.get("shash") != shash:
-                    raise ValueError(f"its kernel hashes to {shash}, the line says "
-                                     f"{data.get('shash')!r}")
+                shash = shash_of(mod)   # this process's hash (see the module docstring)
             except Exception as err:  # noqa: BLE001 - any bad line is skipped
                 self._skip(*where, f"not a workload ({type(err).__name__}: {err})")
                 continue
@@ -123,7 +128,8 @@ class JSONDatabase(MemoryDatabase):
                 wl = Workload(mod, shash)
                 self._add_workload(wl)
                 self._line_of[id(wl)] = index
-            by_line[index] = wl
+                self._file_shash[id(wl)] = file_shash
+            by_line[index] = (wl, file_shash)
         for lineno, text in enumerate(self._lines(self.path_tuning_record), start=1):
             if not text.strip():
                 continue
@@ -131,7 +137,7 @@ class JSONDatabase(MemoryDatabase):
             if record is not None:
                 self._add_record(record)
 
-    def _parse_record(self, text: str, by_line: dict[int, Workload],
+    def _parse_record(self, text: str, by_line: dict[int, tuple[Workload, str]],
                       lineno: int) -> Optional[TuningRecord]:
         from tvm.ir.target import as_target
         from tvm.tir.schedule import Trace
@@ -145,8 +151,9 @@ class JSONDatabase(MemoryDatabase):
                 self._skip(*where, f"record of version {data.get('version')!r}; this tuner "
                            f"reads version {RECORD_VERSION}")
                 return None
-            wl = by_line.get(data.get("workload"))
-            if wl is None or wl.shash != data.get("shash"):
+            entry = by_line.get(data.get("workload"))
+            wl = entry[0] if entry is not None and entry[1] == data.get("shash") else None
+            if wl is None:
                 self._skip(*where, f"its workload (line {data.get('workload')!r} of "
                            f"{self.path_workload.name}, hash {data.get('shash')!r}) is unknown")
                 return None
@@ -189,12 +196,13 @@ class JSONDatabase(MemoryDatabase):
         line = json.dumps({"shash": wl.shash, "tvmscript": mod_to_tvmscript(wl.mod),
                            "version": RECORD_VERSION})
         self._line_of[id(wl)] = self._line_count()
+        self._file_shash[id(wl)] = wl.shash
         self._append(self.path_workload, line)
 
     def _persist_record(self, record: TuningRecord) -> None:
         line = json.dumps({
             "workload": self._line_of[id(record.workload)],
-            "shash": record.workload.shash,
+            "shash": self._file_shash[id(record.workload)],
             "trace": json.loads(record.trace.as_json()),
             "target": target_key(record.target),
             "run_secs": None if record.run_secs is None else [float(s) for s in record.run_secs],
