@@ -141,3 +141,32 @@ def test_replay_trace_proposes_each_candidate_once_and_ends_when_exhausted():
     assert len(seen) == len(set(seen)) == 9      # 3 tilings of i times 3 of j
     with pytest.raises(ValueError, match="no design space"):
         strategy.pre_tuning(4, 4, [])
+
+
+class RaisingRunner(FakeRunner):
+    """A runner with a bug: its future raises on the second candidate."""
+
+    def measure(self, inp):
+        if self.runs == 1:
+            self.runs += 1
+            raise RuntimeError("runner bug")
+        return super().measure(inp)
+
+
+def test_a_builder_or_runner_that_raises_costs_only_its_candidates(tmp_path):
+    db = tune(tmp_path, trials=6, runner=RaisingRunner(time_fn=tile_time), progress=False)
+    records = db.get_all_tuning_records()
+    assert len(records) == 6 and sum(r.run_secs is None for r in records) == 1
+
+    class RaisingBuilder(FakeBuilder):
+        def build(self, inputs):
+            if len(inputs) == 3:
+                raise RuntimeError("builder bug")
+            return super().build(inputs)
+
+    db = ms.tune_tir(matmul(), TARGET, tmp_path / "b", max_trials_global=7,
+                     num_trials_per_iter=3, builder=RaisingBuilder(),
+                     runner=FakeRunner(time_fn=tile_time), cost_model=None,
+                     strategy="replay-trace", space=MatmulSpace(), seed=1, progress=False)
+    records = db.get_all_tuning_records()
+    assert len(records) == 7 and sum(r.run_secs is None for r in records) == 6

@@ -214,7 +214,7 @@ class TaskScheduler(ABC):
         from tvm.ir.module import IRModule
         from tvm.tir.schedule.rules import SCHEDULED_ATTR
 
-        from ..builder.builder import BuilderInput
+        from ..builder.builder import BuilderInput, BuilderResult
         from ..runner.runner import RunnerInput, RunnerResult
 
         task = self.tasks[task_id]
@@ -222,7 +222,13 @@ class TaskScheduler(ABC):
         inputs = [BuilderInput(IRModule({"main": c.sch.mod["main"].with_attr(SCHEDULED_ATTR,
                                                                               True)}),
                                ctx.target) for c in candidates]
-        builder_results = self.builder.build(inputs)
+        try:
+            builder_results = self.builder.build(inputs)
+        except Exception as err:  # noqa: BLE001 - a builder bug costs this batch only
+            ctx.logger.warning("the builder %r raised %s: %s", self.builder,
+                               type(err).__name__, err)
+            builder_results = [BuilderResult(error_msg=f"the builder raised {err!r}")
+                               for _ in inputs]
         if len(builder_results) != len(inputs):
             raise RuntimeError(f"the builder {self.builder!r} returned {len(builder_results)} "
                                f"results for {len(inputs)} inputs")
@@ -240,7 +246,10 @@ class TaskScheduler(ABC):
                         task.check) for i in to_run
         ]) if to_run else []
         for i, future in zip(to_run, futures):
-            results[i] = future.result()
+            try:
+                results[i] = future.result()
+            except Exception as err:  # noqa: BLE001 - a runner bug costs one candidate
+                results[i] = RunnerResult(error_msg=f"the runner raised {err!r}")
             self._commit(task, candidates[i], results[i])
         return builder_results, results
 
