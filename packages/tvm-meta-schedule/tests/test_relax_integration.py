@@ -192,3 +192,20 @@ def test_tune_relax_then_compile_relax(tmp_path, capsys):
     np.testing.assert_allclose(run(ex, inputs[:4]), mlp_reference(*inputs), rtol=1e-4,
                                atol=1e-4)
     assert (tmp_path / "logs" / "task_00_fused_matmul_add_relu.log").exists()
+
+
+def test_kernels_with_symbolic_shapes_are_not_tasks():
+    from tvm.ir.module import IRModule
+
+    @R.function
+    def dyn(x: R.Tensor(("n", 64), "float32"), w: R.Tensor((64, 64), "float32"),
+            v: R.Tensor((8, 64), "float32")):
+        with R.dataflow():
+            y = R.matmul(x, w)
+            z = R.matmul(v, w)
+            R.output(y, z)
+        return (y, z)
+
+    tasks = ms.extract_tasks(IRModule({"main": dyn}), TARGET)
+    assert [t.weight for t in tasks] == [1]
+    assert args_info(tasks[0].mod)[0].shape == (8, 64)

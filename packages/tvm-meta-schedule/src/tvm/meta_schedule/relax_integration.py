@@ -15,10 +15,13 @@ looks up.  Relax is imported only here, inside functions (extra ``tvm-meta-sched
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence
 
 __all__ = ["ExtractedTask", "extract_tasks", "tune_relax", "compile_relax"]
+
+logger = logging.getLogger("tvm.meta_schedule.relax_integration")
 
 
 @dataclass
@@ -92,18 +95,22 @@ def extract_tasks(mod: Any, target: Any, params: Optional[Mapping[str, Any]] = N
                   ) -> list[ExtractedTask]:
     """The unique kernels of a Relax module (after fusion), deduplicated by structural
     equality, weighted by call count, in the order the module first defines them.  Kernels
-    the default schedule leaves as they are (already scheduled) are not tasks."""
+    the default schedule leaves as they are (already scheduled) and kernels with symbolic
+    shapes (a task measures one concrete workload; give the model static input shapes to
+    tune them) are not tasks: they keep the default schedule."""
     from tvm.ffi import structural_equal
     from tvm.ir.target import as_target
     from tvm.tir.function import PrimFunc
     from tvm.tir.schedule.rules import SCHEDULED_ATTR
 
+    from .arg_info import args_info
     from .database.workload import normalize_mod, shash_of
 
     tgt = as_target(target)
     lowered = scheduling_input(mod, tgt, params)
     counts = _call_counts(lowered)
     tasks: list[ExtractedTask] = []
+    symbolic: list[str] = []
     by_hash: dict[str, list[ExtractedTask]] = {}
     for gv, func in lowered.items():
         if not isinstance(func, PrimFunc) or func.attrs.get(SCHEDULED_ATTR):
@@ -113,6 +120,12 @@ def extract_tasks(mod: Any, target: Any, params: Optional[Mapping[str, Any]] = N
         if weight == 0 and counts:
             continue  # not called by the model
         weight = max(weight, 1)
+        try:
+            args_info(func)
+        except ValueError as err:
+            symbolic.append(name)
+            logger.info("kernel %s is not a tuning task: %s", name, err)
+            continue
         norm = normalize_mod(func)
         shash = shash_of(norm)
         same = [t for t in by_hash.get(shash, ()) if structural_equal(t.mod, norm)]
@@ -123,6 +136,10 @@ def extract_tasks(mod: Any, target: Any, params: Optional[Mapping[str, Any]] = N
         task = ExtractedTask(name, norm, tgt, weight, [name])
         by_hash.setdefault(shash, []).append(task)
         tasks.append(task)
+    if symbolic:
+        logger.warning("%d kernels have symbolic shapes and keep their default schedule: %s",
+                       len(symbolic), ", ".join(symbolic[:8]) + (" ..." if len(symbolic) > 8
+                                                                  else ""))
     return tasks
 
 
@@ -141,7 +158,8 @@ def tune_relax(mod: Any, params: Optional[Mapping[str, Any]], target: Any, work_
 
     tasks = extract_tasks(mod, target, params)
     if not tasks:
-        raise ValueError("tune_relax: the module has no kernel to tune")
+        raise ValueError("tune_relax: the module has no kernel to tune (kernels with "
+                         "symbolic shapes are not tuned: give the model static shapes)")
     return tune_tasks(
         [t.mod for t in tasks], target, work_dir, max_trials_global, num_trials_per_iter,
         task_names=[t.task_name for t in tasks], task_weights=[t.weight for t in tasks],
