@@ -69,13 +69,16 @@ def test_same_seed_same_decisions(tmp_path):
     assert decisions(tmp_path / "a") != decisions(tmp_path / "c")
 
 
-def test_resume_skips_what_was_measured(tmp_path):
-    tune(tmp_path, trials=4, seed=3)
+def test_resume_skips_what_was_measured(tmp_path, capsys):
+    tune(tmp_path, trials=4, seed=3, progress=False)
     first = decisions(tmp_path)
     builder = FakeBuilder()
     ms.tune_tir(matmul(), TARGET, tmp_path, max_trials_global=4, num_trials_per_iter=3,
                 builder=builder, runner=FakeRunner(time_fn=tile_time), cost_model=None,
-                strategy="replay-trace", space=MatmulSpace(), seed=3, progress=False)
+                strategy="replay-trace", space=MatmulSpace(), seed=3)
+    row = [line for line in capsys.readouterr().out.splitlines()
+           if line.startswith("| 0 | main |")][0]
+    assert row.split("|")[7].strip() != "-"        # the default's time, from the records
     after = decisions(tmp_path)
     assert after[:len(first)] == first
     new = after[len(first):]

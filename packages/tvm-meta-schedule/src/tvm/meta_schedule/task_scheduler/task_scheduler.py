@@ -126,14 +126,14 @@ class TaskScheduler(ABC):
                 self._tune_batch(task_id)
             for task in self.tasks:
                 task.ctx.search_strategy.post_tuning()
+            self.reporter.finish()
         except KeyboardInterrupt:
             logger.warning("tuning interrupted after %d trials; every measured candidate is in "
                            "the database (%r)", self.total_trials(), database)
             self.reporter.finish("Tuning summary (interrupted)")
-            remove_logs(handlers)
             raise
-        self.reporter.finish()
-        remove_logs(handlers)
+        finally:
+            remove_logs(handlers)
         return database
 
     def on_prepared(self) -> None:  # noqa: B027 - a hook for subclasses
@@ -147,14 +147,19 @@ class TaskScheduler(ABC):
         ctx = task.ctx
         task.workload = self.database.commit_workload(ctx.mod)
         default = _default_schedule(ctx)
+        # a resumed tuning: what the database knows already
+        earlier = self.database.records_of(task.workload, ctx.target) \
+            if hasattr(self.database, "records_of") else []
         if default is not None:
             task.default_key = trace_key(default.trace)
-            known = [r for r in self.database.records_of(task.workload, ctx.target)
-                     if trace_key(r.trace) == task.default_key] \
-                if hasattr(self.database, "records_of") else []
-            if known:
-                task.progress.default_sec = min(
-                    (r.mean_sec for r in known if r.mean_sec is not None), default=None)
+        for rec in earlier:
+            if rec.mean_sec is None:
+                continue
+            if task.default_key is not None and trace_key(rec.trace) == task.default_key:
+                task.progress.default_sec = min(task.progress.default_sec or math.inf,
+                                                rec.mean_sec)
+            else:
+                task.progress.best_sec = min(task.progress.best_sec, rec.mean_sec)
         want_check = check_correctness is True or (
             check_correctness == "auto" and not _is_remote_or_gpu(ctx.target))
         if want_check:
