@@ -144,7 +144,12 @@ def tune_tasks(mods: Sequence[Any], target: Any, work_dir: Any, max_trials_globa
                check_correctness: Any = "auto", progress: bool = True) -> Any:
     """Tune several kernels (PrimFuncs or IRModules with a ``main``) under one budget of
     ``max_trials_global`` measured candidates and return the database (a JSONDatabase in
-    ``work_dir`` unless ``database`` is given; tuning resumes from the records in it)."""
+    ``work_dir`` unless ``database`` is given; tuning resumes from the records in it).
+
+    Each task's default schedule is measured first, once (a resumed tuning finds it in the
+    database), so that a build with the records never takes a slower schedule; it counts
+    as a trial, and is measured even when there are more tasks than trials.  Ctrl-C raises
+    KeyboardInterrupt after the summary; every measured candidate is in the database."""
     from .progress import task_logger
 
     if not mods:
