@@ -173,3 +173,27 @@ def test_a_builder_or_runner_that_raises_costs_only_its_candidates(tmp_path):
                      strategy="replay-trace", space=MatmulSpace(), seed=1, progress=False)
     records = db.get_all_tuning_records()
     assert len(records) == 7 and sum(r.run_secs is None for r in records) == 6
+
+
+def test_progress_rewrites_one_line_on_a_terminal_and_prints_lines_otherwise():
+    import io
+
+    from tvm.meta_schedule.progress import Progress, TaskProgress
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    for stream, tty in ((Tty(), True), (io.StringIO(), False)):
+        tasks = [TaskProgress("dense", 2.0, 2e6, 8, trials=3, best_sec=1e-3, default_sec=2e-3),
+                 TaskProgress("softmax", 1.0, 0.0, 8, trials=1, failed=1)]
+        progress = Progress(tasks, 16, stream=stream)
+        progress.update(0)
+        progress.update(0)
+        table = progress.finish()
+        text = stream.getvalue()
+        assert text.count("[1/2] dense: 3/8 trials, best 1000.0 us (2.0 GFLOP/s)") == 2
+        assert ("\r" in text) is tty and text.endswith(table + "\n")
+        assert "model 2.000 ms (+1 task without a time)" in text    # 2 x 1 ms
+        assert "| 0 | dense | 2 | 3 | 0 | 1000.0 | 2000.0 | 2.0 | 2.00x |" in table
+        assert "| 1 | softmax | 1 | 1 | 1 | - | - | - | - |" in table

@@ -125,6 +125,21 @@ def _ms(sec: float) -> str:
     return "-" if not math.isfinite(sec) else f"{sec * 1e3:.3f} ms"
 
 
+def _latency(secs: list[float], tasks: list[TaskProgress]) -> tuple[float, int]:
+    """Sum of weight x time over the finite times, and how many tasks have none."""
+    total = sum(t.weight * sec for t, sec in zip(tasks, secs) if math.isfinite(sec))
+    return total, sum(1 for sec in secs if not math.isfinite(sec))
+
+
+def _latency_text(secs: list[float], tasks: list[TaskProgress]) -> str:
+    total, missing = _latency(secs, tasks)
+    if missing == len(tasks):
+        return "-"
+    text = _ms(total)
+    return text + (f" (+{missing} task{'s' if missing > 1 else ''} without a time)"
+                   if missing else "")
+
+
 class Progress:
     """Prints a line after each batch: the task (trials, best time, GFLOP/s) and the estimated
     whole-model latency (sum of weight * best time over the tasks)."""
@@ -140,7 +155,8 @@ class Progress:
         self._open_line = False
 
     def model_latency(self) -> float:
-        return sum(t.weight * t.best_overall for t in self.tasks)
+        """Sum of weight x best time over the tasks that have a time."""
+        return _latency([t.best_overall for t in self.tasks], self.tasks)[0]
 
     def line(self, task_id: int) -> str:
         t = self.tasks[task_id]
@@ -152,8 +168,9 @@ class Progress:
             text += f" ({gf:.1f} GFLOP/s)"
         if t.failed:
             text += f", {t.failed} failed"
-        text += (f" | model {_ms(self.model_latency())}, {total}/{self.max_trials_global} "
-                 f"trials, {time.perf_counter() - self.start:.0f} s")
+        text += (f" | model {_latency_text([x.best_overall for x in self.tasks], self.tasks)}"
+                 f", {total}/{self.max_trials_global} trials, "
+                 f"{time.perf_counter() - self.start:.0f} s")
         return text
 
     def update(self, task_id: int) -> None:
@@ -193,10 +210,10 @@ def format_summary(tasks: list[TaskProgress], title: str = "Tuning summary",
                     f"{_us(t.best_overall)} | {_us(t.default_sec)} | "
                     f"{'-' if gf is None else f'{gf:.1f}'} | "
                     f"{'-' if sp is None else f'{sp:.2f}x'} |")
-    tuned = sum(t.weight * t.best_overall for t in tasks)
-    default = sum(t.weight * (t.default_sec if t.default_sec is not None else math.inf)
-                  for t in tasks)
-    foot = f"estimated model latency: tuned {_ms(tuned)}, default {_ms(default)}"
+    tuned = _latency_text([t.best_overall for t in tasks], tasks)
+    default = _latency_text([t.default_sec if t.default_sec is not None else math.inf
+                             for t in tasks], tasks)
+    foot = f"estimated model latency: tuned {tuned}, default {default}"
     if elapsed is not None:
         foot += f"; {sum(t.trials for t in tasks)} trials in {elapsed:.1f} s"
     return f"{title}\n" + "\n".join(rows) + "\n" + foot
