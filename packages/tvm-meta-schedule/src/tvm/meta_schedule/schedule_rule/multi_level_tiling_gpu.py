@@ -1,0 +1,296 @@
+"""Multi-level tiling for GPUs: the design space of a contraction (matmul, batched matmul,
+convolution) on CUDA, OpenCL and Metal.
+
+Tile structure ``"SSSRRSRS"``: every spatial loop is split into five sampled levels and every
+reduction loop into three (``sch.sample_perfect_tile``)::
+
+    S0 -> blockIdx.x     (the output tile of a thread block)
+    S1                   (sub-tiles of a thread, a serial loop: TVM's vthread level)
+    S2 -> threadIdx.x    (the threads of the block)
+    R0                   (reduction steps; each stages both operands in shared memory)
+    R1, S3, R2, S4       (per-thread register tile, reduction steps inside it)
+
+Each level's loops (one per spatial or reduction loop of the block) are fused where bound.
+The operands are copied into ``shared`` buffers computed at the outermost ``R0`` loop; the
+copy's loops are fused, split by the thread count of the block and a sampled vector length
+(``sch.sample_categorical``) and bound to ``threadIdx.x`` (a cooperative fetch). The result
+accumulates in a ``local`` write cache that is copied back per block, each thread writing
+its own sub-tile.
+
+Where the loops go, and how this differs from TVM: the kernel is ``S0 R0 S1 S2 R1 S3 R2
+S4``.  ``compute_at`` here does not relax thread-bound loops for shared buffers (TVM's
+does), so a copy computed under the ``threadIdx`` loop would stage one thread's region
+only; with ``R0`` above ``S1 S2`` the copy covers the block's tile (a thread-bound loop is
+not a real loop: the threads run ``R0`` in step, separated by barriers).  ``S1`` is not
+bound to ``vthread``: virtual threads lower to serial loops, and CompactBufferAllocation
+keeps a ``local`` buffer out of serial loops, so strided virtual-thread sub-tiles would
+size each thread's accumulator to their bounding box.  Instead the ``S1`` sub-tiles of a
+thread are adjacent (the index order of a spatial loop is ``S0 S2 S1 S3 S4``), so the
+accumulator is exactly ``S1*S3*S4`` per dimension.
+
+The thread count (the product of the ``S2`` factors) is sampled like any other factor; a
+candidate over the target's threads or shared memory is rejected by the VerifyGPUCode
+postprocessor.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+from typing import Any, Sequence
+
+from tvm.tir.schedule.rules import (
+    RuleNotApplicable, ScheduleRule, block_kind, claim, is_output_block, loop_extent,
+    loop_roles,
+)
+from tvm.tir.stmt import BufferStore
+
+__all__ = ["MultiLevelTilingGPU", "bind_tile_to_threads", "cooperative_fetch"]
+
+
+def _product(values: Sequence[Any]) -> Any:
+    return functools.reduce(operator.mul, values)
+
+
+def _loops_under(sch: Any, block: Any, anchor: Any) -> list[Any]:
+    """The loops of ``block`` below ``anchor`` (a loop enclosing it)."""
+    loops = sch.get_loops(block)
+    anchor_stmt = sch.get(anchor)
+    stmts = [sch.get(lp) for lp in loops]
+    idx = next((k for k, s in enumerate(stmts) if s is anchor_stmt), None)
+    if idx is None:
+        raise RuleNotApplicable("the anchor loop does not enclose the block")
+    return loops[idx + 1:]
+
+
+def cooperative_fetch(sch: Any, block: Any, anchor: Any, threads: Any,
+                      vector_lens: Sequence[int]) -> None:
+    """Spread a copy block computed at ``anchor`` over the ``threads`` (an int or a sampled
+    value) of the thread block: its loops are fused, split ``[None, threads, vec]`` with
+    ``vec`` sampled from ``vector_lens``, bound to ``threadIdx.x`` and vectorized."""
+    inner = _loops_under(sch, block, anchor)
+    if not inner:
+        raise RuleNotApplicable("the shared-memory copy has no loops")
+    fused = sch.fuse(*inner) if len(inner) > 1 else inner[0]
+    if len(vector_lens) > 1:
+        vec = sch.sample_categorical(list(vector_lens), [1.0 / len(vector_lens)] * len(vector_lens))
+        _, tx, vv = sch.split(fused, [None, threads, vec])
+        sch.vectorize(vv)
+    else:
+        _, tx, vv = sch.split(fused, [None, threads, vector_lens[0] if vector_lens else 1])
+        if vector_lens and vector_lens[0] > 1:
+            sch.vectorize(vv)
+    sch.bind(tx, "threadIdx.x")
+
+
+def bind_tile_to_threads(sch: Any, block: Any, anchor: Any, thread_factors: Sequence[Any],
+                         inner_factors: Sequence[Any]) -> None:
+    """Bind the loops of ``block`` under ``anchor`` (one per spatial dimension of a tile) to
+    the same ``threadIdx.x`` layout as the tile's producer: dimension ``d`` is split
+    ``[None, thread_factors[d], inner_factors[d]]`` and the thread parts are fused."""
+    inner = _loops_under(sch, block, anchor)
+    if len(inner) != len(thread_factors):
+        raise RuleNotApplicable(f"the tile has {len(inner)} loops, expected "
+                                f"{len(thread_factors)}")
+    outs, threads, rest = [], [], []
+    for lp, t, r in zip(inner, thread_factors, inner_factors):
+        o, tt, ii = sch.split(lp, [None, t, r])
+        outs.append(o)
+        threads.append(tt)
+        rest.append(ii)
+    sch.reorder(*outs, *threads, *rest)
+    tx = sch.fuse(*threads) if len(threads) > 1 else threads[0]
+    sch.bind(tx, "threadIdx.x")
+
+
+class MultiLevelTilingGPU(ScheduleRule):
+    """Sampled ``SSSRRSRS`` tiling with thread binding, shared-memory operands and a local
+    accumulator (see the module docstring).
+
+    ``max_threads_per_block`` and ``warp_size`` describe the target (see
+    :meth:`from_target`); ``max_innermost_factor`` bounds the innermost factor of every
+    split (the register tile); ``vector_load_lens`` are the vector lengths the cooperative
+    fetch samples from."""
+
+    name = "multi_level_tiling_gpu"
+
+    def __init__(self, structure: str = "SSSRRSRS", max_threads_per_block: int = 1024,
+                 warp_size: int = 32, max_innermost_factor: int = 64,
+                 vector_load_lens: Sequence[int] = (1, 2, 4)):
+        if structure != "SSSRRSRS":
+            raise ValueError(f"MultiLevelTilingGPU: only the structure 'SSSRRSRS' is "
+                             f"supported, got {structure!r}")
+        if max_threads_per_block < 1 or warp_size < 1 or max_innermost_factor < 1:
+            raise ValueError("MultiLevelTilingGPU: thread limits and max_innermost_factor "
+                             "must be positive")
+        if any(int(v) < 1 for v in vector_load_lens):
+            raise ValueError(f"MultiLevelTilingGPU: vector lengths must be positive, got "
+                             f"{list(vector_load_lens)}")
+        self.structure = structure
+        self.max_threads_per_block = int(max_threads_per_block)
+        self.warp_size = int(warp_size)
+        self.max_innermost_factor = int(max_innermost_factor)
+        self.vector_load_lens = tuple(int(v) for v in vector_load_lens)
+
+    @classmethod
+    def from_target(cls, target: Any, **kwargs: Any) -> MultiLevelTilingGPU:
+        """The rule for ``target``'s limits (``max_num_threads``, ``thread_warp_size``)."""
+        from tvm.ir.target import as_target
+        from tvm.tir.transform._gpu import gpu_limits
+
+        limits = gpu_limits(as_target(target))
+        kwargs.setdefault("max_threads_per_block", limits.max_num_threads)
+        kwargs.setdefault("warp_size", limits.thread_warp_size)
+        return cls(**kwargs)
+
+    # -- matching ------------------------------------------------------------------------------
+    def applies(self, sch: Any, block: Any) -> bool:
+        if block_kind(sch, block) != "reduction" or _bound(sch, block):
+            return False
+        roles = [r for _, r in loop_roles(sch, block)]
+        if not roles or any(r not in ("S", "R") for r in roles) or "S" not in roles:
+            return False
+        if any(loop_extent(sch, lp) is None for lp in sch.get_loops(block)):
+            return False
+        return _indexed_by_own_vars(sch, block) and bool(self._reused_reads(sch, block))
+
+    @staticmethod
+    def _reused_reads(sch: Any, block: Any) -> list[int]:
+        """Indices of the reads worth staging in shared memory: buffers the block does not
+        write whose accesses leave out a spatial iteration (so threads share them)."""
+        from tvm.tir.expr import IterVarType
+        from tvm.tir.stmt_functor import free_vars
+
+        b = sch.get(block)
+        written = {id(w.buffer) for w in b.writes}
+        spatial = {iv.var for iv in b.iter_vars if iv.iter_type == IterVarType.DATA_PAR}
+        out = []
+        for k, region in enumerate(b.reads):
+            if id(region.buffer) in written:
+                continue
+            used = {v for rg in region.region for v in free_vars(rg.min)}
+            if spatial - used:
+                out.append(k)
+        return out
+
+    # -- the transformation --------------------------------------------------------------------
+    def apply(self, sch: Any, block: Any) -> list[Any]:
+        roles = loop_roles(sch, block)
+        spatial = [lp for lp, r in roles if r == "S"]
+        reduce = [lp for lp, r in roles if r == "R"]
+        read_buffers = [sch.get(block).reads[k].buffer for k in self._reused_reads(sch, block)]
+        mif = self.max_innermost_factor
+        s_tiles: list[tuple[list[Any], list[Any]]] = []  # (loops by level, factors)
+        for lp in spatial:
+            f = sch.sample_perfect_tile(lp, n=5, max_innermost_factor=mif)
+            # index order S0 S2 S1 S3 S4: a thread's sub-tiles (S1) are adjacent
+            l0, l2, l1, l3, l4 = sch.split(lp, [f[0], f[2], f[1], f[3], f[4]])
+            s_tiles.append(([l0, l1, l2, l3, l4], f))
+        r_tiles: list[list[Any]] = []
+        for lp in reduce:
+            factors = sch.sample_perfect_tile(lp, n=3, max_innermost_factor=mif)
+            r_tiles.append(sch.split(lp, factors))
+        level = [[t[0][k] for t in s_tiles] for k in range(5)]
+        r_level = [[t[k] for t in r_tiles] for k in range(3)]
+        sch.reorder(*level[0], *r_level[0], *level[1], *level[2], *r_level[1], *level[3],
+                    *r_level[2], *level[4])
+        thread_factors = [f[2] for _, f in s_tiles]
+        threads = _product(thread_factors)
+        # Caches first, while each level is one loop per dimension: the regions under
+        # unfused loops are exact rectangles (under a fused blockIdx loop, region analysis
+        # can fail, and a write-back moved there would cover every block's tile).
+        # The accumulator in registers, written back per block, each thread its sub-tile
+        # (through the elementwise epilogue, when there is one):
+        outer = level[0][-1]
+        epilogue = _elementwise_epilogue(sch, block)
+        if epilogue is not None:
+            sch.set_scope(block, 0, "local")
+            write_back = epilogue
+            claim(sch, epilogue, f"{self.report} (epilogue)")
+        else:
+            write_back = sch.cache_write(block, 0, "local")
+        sch.reverse_compute_at(write_back, outer, preserve_unit_loops=True)
+        bind_tile_to_threads(sch, write_back, outer, thread_factors,
+                             [f[1] * f[3] * f[4] for _, f in s_tiles])
+        # both operands staged in shared memory once per R0 step, fetched by all threads:
+        r0 = r_level[0][0]
+        for buf in read_buffers:
+            index = next(k for k, r in enumerate(sch.get(block).reads) if r.buffer is buf)
+            staged = sch.cache_read(block, index, "shared")
+            sch.compute_at(staged, r0, preserve_unit_loops=True)
+            cooperative_fetch(sch, staged, r0, threads, self.vector_load_lens)
+        sch.bind(_fuse(sch, level[0]), "blockIdx.x")
+        _fuse(sch, level[1])
+        sch.bind(_fuse(sch, level[2]), "threadIdx.x")
+        return [sch]
+
+
+def _fuse(sch: Any, loops: list[Any]) -> Any:
+    return sch.fuse(*loops) if len(loops) > 1 else loops[0]
+
+
+def _indexed_by_own_vars(sch: Any, block: Any) -> bool:
+    """Whether the block writes ``X[v0, v1, ...]`` with its data-parallel iteration
+    variables in order, each bound to one loop variable, the loops in the same order."""
+    from tvm.tir.expr import IterVarType, Var
+
+    realize = sch.get_sref(block).realize
+    b = realize.block
+    spatial = [iv.var for iv in b.iter_vars if iv.iter_type == IterVarType.DATA_PAR]
+    if len(b.writes) != 1 or not isinstance(b.body, BufferStore):
+        return False
+    if len(b.body.indices) != len(spatial) or any(
+            i is not v for i, v in zip(b.body.indices, spatial)):
+        return False
+    loop_vars = [sch.get(lp).loop_var for lp in sch.get_loops(block)]
+    values = [val for iv, val in zip(b.iter_vars, realize.iter_values)
+              if iv.iter_type == IterVarType.DATA_PAR]
+    if any(not isinstance(v, Var) for v in values):
+        return False
+    positions = [next((k for k, lv in enumerate(loop_vars) if lv is v), -1) for v in values]
+    return -1 not in positions and positions == sorted(positions)
+
+
+def _elementwise_epilogue(sch: Any, block: Any) -> Any:
+    """The only consumer of ``block``'s output when it is an elementwise block over the same
+    shape that reads the output at its own indices (a bias add, an activation), and the
+    output is no function output; else None."""
+    from tvm.tir.expr import BufferLoad
+    from tvm.tir.stmt_functor import post_order_visit
+
+    consumers = sch.get_consumers(block)
+    if len(consumers) != 1 or is_output_block(sch, block):
+        return None
+    consumer = consumers[0]
+    if block_kind(sch, consumer) != "spatial" or not _indexed_by_own_vars(sch, consumer):
+        return None
+    out = sch.get(block).writes[0].buffer
+    store = sch.get(consumer).body
+    if len(store.buffer.shape) != len(out.shape) or not all(
+            _same_const(a, b) for a, b in zip(store.buffer.shape, out.shape)):
+        return None
+    ok = [True]
+
+    def visit(node: Any) -> None:
+        if isinstance(node, BufferLoad) and node.buffer is out and (
+                len(node.indices) != len(store.indices)
+                or any(i is not j for i, j in zip(node.indices, store.indices))):
+            ok[0] = False
+
+    post_order_visit(store.value, visit)
+    return consumer if ok[0] else None
+
+
+def _same_const(a: Any, b: Any) -> bool:
+    """Whether two constant extents are equal."""
+    from tvm.tir.expr_util import const_int
+
+    ca, cb = const_int(a), const_int(b)
+    return ca is not None and ca == cb
+
+
+def _bound(sch: Any, block: Any) -> bool:
+    """Whether a loop around ``block`` is bound to a thread axis (it is inside a kernel)."""
+    return any(sch.get(lp).thread_binding is not None for lp in sch.get_loops(block))
+
+
