@@ -1,0 +1,480 @@
+"""The GPU design space: MultiLevelTilingGPU, CrossThreadReduction, AutoBind, the
+VerifyGPUCode postprocessor, MutateThreadBinding and gpu_defaults.
+
+Code generation runs without a GPU (CUDA source); kernels run on OpenCL (pocl on the CPU
+here) and, marked ``gpu``, on a CUDA GPU."""
+
+from __future__ import annotations
+
+import random
+import re
+
+import numpy as np
+import pytest
+
+pytest.importorskip("tvm.target.cuda")
+pytest.importorskip("tvm.target.opencl")
+
+from tvm import te, tir  # noqa: E402
+from tvm.ffi import structural_equal  # noqa: E402
+from tvm.meta_schedule.mutator.mutate_thread_binding import (  # noqa: E402
+    MutateThreadBinding, thread_binding_samples,
+)
+from tvm.meta_schedule.postproc.verify_gpu_code import VerifyGPUCode  # noqa: E402
+from tvm.meta_schedule.schedule_rule.auto_bind import AutoBind  # noqa: E402
+from tvm.meta_schedule.schedule_rule.cross_thread_reduction import (  # noqa: E402
+    CrossThreadReduction,
+)
+from tvm.meta_schedule.schedule_rule.multi_level_tiling_gpu import (  # noqa: E402
+    MultiLevelTilingGPU,
+)
+from tvm.meta_schedule.space_generator.gpu_defaults import (  # noqa: E402
+    gpu_mutator_probs, gpu_postprocs, gpu_sch_rules,
+)
+from tvm.tir.schedule import Trace  # noqa: E402
+from tvm.tir.schedule.rules import apply_rules  # noqa: E402
+from tvm.tir.stmt import For  # noqa: E402
+from tvm.tir.stmt_functor import post_order_visit  # noqa: E402
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _plugins():
+    from tvm.target.cuda.plugin import ensure_registered as cuda
+    from tvm.target.opencl.plugin import ensure_registered as opencl
+
+    cuda()
+    opencl()
+
+
+def _has_opencl() -> bool:
+    try:
+        from tvm.target.opencl.runtime import opencl_available
+    except ImportError:
+        return False
+    return opencl_available()
+
+
+def _has_cuda() -> bool:
+    try:
+        from tvm.target.cuda.runtime import cuda_available
+    except ImportError:
+        return False
+    return cuda_available()
+
+
+requires_opencl = pytest.mark.skipif(not _has_opencl(), reason="no OpenCL platform "
+                                     "(pip install pyopencl; apt-get install pocl-opencl-icd)")
+RNG = np.random.default_rng(0)
+
+
+# --------------------------------------------------------------------------- kernels
+def matmul(n: int, relu: bool = False):
+    A = te.placeholder((n, n), name="A")
+    B = te.placeholder((n, n), name="B")
+    k = te.reduce_axis((0, n), name="k")
+    C = te.compute((n, n), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+    if not relu:
+        return te.create_prim_func([A, B, C])
+    D = te.compute((n, n), lambda i, j: te.max(C[i, j], 0.0), name="D")
+    return te.create_prim_func([A, B, D])
+
+
+def row_reduce(rows: int, cols: int, kind: str = "sum"):
+    X = te.placeholder((rows, cols), name="X")
+    k = te.reduce_axis((0, cols), name="k")
+    red = te.sum if kind == "sum" else te.max
+    Y = te.compute((rows,), lambda i: red(X[i, k], axis=k), name="Y")
+    return te.create_prim_func([X, Y])
+
+
+def softmax(rows: int, cols: int):
+    X = te.placeholder((rows, cols), name="X")
+    k = te.reduce_axis((0, cols), name="k")
+    M = te.compute((rows,), lambda i: te.max(X[i, k], axis=k), name="M")
+    E = te.compute((rows, cols), lambda i, j: te.exp(X[i, j] - M[i]), name="E")
+    k2 = te.reduce_axis((0, cols), name="k2")
+    S = te.compute((rows,), lambda i: te.sum(E[i, k2], axis=k2), name="S")
+    Y = te.compute((rows, cols), lambda i, j: E[i, j] / S[i], name="Y")
+    return te.create_prim_func([X, Y])
+
+
+def elementwise(rows: int, cols: int):
+    A = te.placeholder((rows, cols), name="A")
+    B = te.compute((rows, cols), lambda i, j: A[i, j] * 2.0 + 1.0, name="B")
+    return te.create_prim_func([A, B])
+
+
+# --------------------------------------------------------------------------- helpers
+def _space(func, rule, seed=0, block="C"):
+    sch = tir.Schedule(func, seed=seed)
+    out = rule.apply(sch, sch.get_block(block))
+    assert len(out) == 1
+    return out[0]
+
+
+def _replay(trace, func, seed, provider=None):
+    """A candidate: the trace replayed on a fresh schedule, every decision sampled anew
+    (or given by ``provider(inst) -> decision | None``)."""
+    sch = tir.Schedule(func, seed=seed)
+
+    def decide(inst, inputs, attrs, decision):
+        return provider(inst) if provider is not None else None
+
+    trace.apply_to_schedule(sch, decision_provider=decide)
+    return sch
+
+
+def _decisions(sch, kind):
+    return [sch.trace.decisions[i] for i in sch.trace.insts if i.kind.name == kind]
+
+
+def _attrs(inst):
+    return dict(zip(inst.kind.attrs, inst.attrs))
+
+
+def _thread_loops(func):
+    found = []
+
+    def visit(n):
+        if isinstance(n, For) and n.thread_binding is not None:
+            found.append((n.thread_binding.thread_tag, int(n.extent.value)))
+
+    post_order_visit(func.body, visit)
+    return found
+
+
+def _scopes(func):
+    return {b.name: b.scope for b in func.body.block.alloc_buffers}
+
+
+def _build(func, target):
+    return tir.build(func.with_attr("tir.is_scheduled", True), target=target)
+
+
+def _predicted_fit(sch, max_threads, max_shared):
+    """Threads and shared bytes of a 2-D matmul candidate from its decisions alone."""
+    (fi, fj), (fk,) = [d for d in _decisions(sch, "SamplePerfectTile") if len(d) == 5], \
+        [d for d in _decisions(sch, "SamplePerfectTile") if len(d) == 3]
+    threads = fi[2] * fj[2]
+    tile_i = fi[1] * fi[2] * fi[3] * fi[4]
+    tile_j = fj[1] * fj[2] * fj[3] * fj[4]
+    shared = (tile_i + tile_j) * fk[1] * fk[2] * 4
+    return threads, shared, threads <= max_threads and shared <= max_shared
+
+
+def _run_opencl(func, inputs, out_shape):
+    import tvm.runtime as rt
+
+    dev = rt.opencl(0)
+    mod = _build(func, "opencl")
+    out = rt.empty(out_shape, "float32", dev)
+    mod["main"](*[rt.tensor(a, device=dev) for a in inputs], out)
+    return out.numpy(), mod
+
+
+# --------------------------------------------------------------------------- MLT GPU
+def test_multi_level_tiling_samples_tiles_binds_threads_and_stages_shared_memory():
+    func = matmul(256)
+    rule = MultiLevelTilingGPU.from_target("cuda")
+    assert rule.max_threads_per_block == 1024 and rule.warp_size == 32
+    sch = tir.Schedule(func, seed=0)
+    assert rule.applies(sch, sch.get_block("C"))
+    sch = _space(func, rule)
+    tiles = [i for i in sch.trace.insts if i.kind.name == "SamplePerfectTile"]
+    assert sorted(_attrs(i)["n"] for i in tiles) == [3, 5, 5]
+    binds = [_attrs(i)["thread_axis"] for i in sch.trace.insts if i.kind.name == "Bind"]
+    assert binds.count("blockIdx.x") == 1 and binds.count("threadIdx.x") == 4
+    f = sch.mod["main"]
+    assert _scopes(f) == {"C_local": "local", "A_shared": "shared", "B_shared": "shared"}
+    threads = [(tag, e) for tag, e in _thread_loops(f) if tag == "threadIdx.x"]
+    fi, fj = [d for d in _decisions(sch, "SamplePerfectTile") if len(d) == 5]
+    # compute, write-back and both fetches use the same threads: the product of S2 factors
+    assert {e for _, e in threads} == {fi[2] * fj[2]}
+    bx = [e for tag, e in _thread_loops(f) if tag == "blockIdx.x"]
+    assert bx == [fi[0] * fj[0]]
+    # the cooperative fetch vector lengths are sampled too
+    vec = [i for i in sch.trace.insts if i.kind.name == "SampleCategorical"]
+    assert len(vec) == 2 and all(list(_attrs(i)["candidates"]) == [1, 2, 4] for i in vec)
+
+
+def test_rule_does_not_apply_to_elementwise_or_bound_blocks():
+    rule = MultiLevelTilingGPU.from_target("cuda")
+    sch = tir.Schedule(elementwise(16, 16))
+    assert not rule.applies(sch, sch.get_block("B"))
+    sch = _space(matmul(64), rule)
+    assert not rule.applies(sch, sch.get_block("C"))  # already inside a kernel
+    with pytest.raises(ValueError, match="SSSRRSRS"):
+        MultiLevelTilingGPU(structure="SSRSRS")
+
+
+def test_replays_with_other_seeds_take_other_decisions():
+    func = matmul(256)
+    space = _space(func, MultiLevelTilingGPU.from_target("cuda"))
+    seen = set()
+    for seed in range(6):
+        cand = _replay(space.trace, func, seed)
+        seen.add(tuple(_decisions(cand, "SamplePerfectTile")))
+        for d in _decisions(cand, "SamplePerfectTile"):
+            assert int(np.prod(d)) == 256
+    assert len(seen) >= 4
+    # the same seed gives the same candidate
+    a, b = _replay(space.trace, func, 3), _replay(space.trace, func, 3)
+    assert structural_equal(a.mod["main"], b.mod["main"])
+
+
+def test_accepted_candidates_build_to_cuda_and_verify_matches_the_limits():
+    func = matmul(256)
+    space = _space(func, MultiLevelTilingGPU.from_target("cuda"))
+    verify = VerifyGPUCode("cuda")
+    accepted = rejected = 0
+    for seed in range(12):
+        cand = _replay(space.trace, func, seed)
+        threads, shared, fits = _predicted_fit(cand, 1024, 49152)
+        assert verify.apply(cand) is fits, (seed, threads, shared, verify.last_error)
+        if not fits:
+            rejected += 1
+            continue
+        accepted += 1
+        if accepted > 4:
+            continue  # building is the slow part: a few are enough
+        src = _build(cand.mod["main"], "cuda").get_source()
+        assert f"__launch_bounds__({threads})" in src
+        assert re.search(r"__shared__ float A_shared\[\d+\];", src)
+        assert re.search(r"__shared__ float B_shared\[\d+\];", src)
+        assert "__syncthreads();" in src and "blockIdx.x" in src and "threadIdx.x" in src
+    assert accepted >= 3 and rejected >= 1
+
+
+def _forced(thread_i, thread_j):
+    """A provider forcing S2 (thread) factors of a 256^3 matmul's spatial tiles."""
+    spatial = iter([[1, 1, thread_i, 256 // thread_i, 1], [1, 1, thread_j, 256 // thread_j, 1]])
+
+    def provide(inst):
+        if inst.kind.name == "SamplePerfectTile" and _attrs(inst)["n"] == 5:
+            return next(spatial)
+        if inst.kind.name == "SamplePerfectTile":
+            return [32, 8, 1]
+        return 0
+
+    return provide
+
+
+def test_too_many_threads_are_rejected_by_verify_gpu_code():
+    func = matmul(256)
+    space = _space(func, MultiLevelTilingGPU.from_target("cuda"))
+    verify = VerifyGPUCode("cuda")
+    big = _replay(space.trace, func, 0, _forced(32, 64))  # 2048 threads
+    assert not verify.apply(big)
+    assert "threadIdx.x = 2048" in verify.last_error and "1024" in verify.last_error
+    ok = _replay(space.trace, func, 0, _forced(16, 16))   # 256 threads
+    assert verify.apply(ok), verify.last_error
+    assert verify.last_error is None
+    # opencl allows 256 threads: the same candidate passes there, 512 does not
+    assert VerifyGPUCode("opencl").apply(ok)
+    assert not VerifyGPUCode("opencl").apply(_replay(space.trace, func, 0, _forced(16, 32)))
+
+
+def test_trace_json_round_trips_and_replays_to_the_same_function():
+    func = matmul(256)
+    sch = _space(func, MultiLevelTilingGPU.from_target("cuda"), seed=5)
+    text = sch.trace.as_json()
+    again = Trace.from_json(text)
+    # (ExprRVs inside expressions take their trace names on the first reading: the text
+    # is a fixed point from then on)
+    assert Trace.from_json(again.as_json()).as_json() == again.as_json()
+    assert [i.kind.name for i in again.insts] == [i.kind.name for i in sch.trace.insts]
+    assert list(again.decisions.values()) == list(sch.trace.decisions.values())
+    fresh = tir.Schedule(func)
+    again.apply_to_schedule(fresh)
+    assert structural_equal(fresh.mod["main"], sch.mod["main"])
+
+
+@requires_opencl
+def test_opencl_candidates_compute_the_matmul():
+    func = matmul(64)
+    space = _space(func, MultiLevelTilingGPU.from_target("opencl", max_innermost_factor=8))
+    verify = VerifyGPUCode("opencl")
+    a = RNG.random((64, 64), dtype=np.float32)
+    b = RNG.random((64, 64), dtype=np.float32)
+    ran = 0
+    for seed in range(8):
+        cand = _replay(space.trace, func, seed)
+        if not verify.apply(cand):
+            continue
+        out, _ = _run_opencl(cand.mod["main"], [a, b], (64, 64))
+        np.testing.assert_allclose(out, a @ b, rtol=1e-4, err_msg=f"seed {seed}")
+        ran += 1
+        if ran == 4:
+            break
+    assert ran >= 3
+
+
+@requires_opencl
+def test_opencl_256_matmul_candidate_with_relu_epilogue_is_one_kernel():
+    func = matmul(256, relu=True)
+    result = apply_rules(tir.Schedule(func, seed=1), gpu_sch_rules("opencl"))
+    assert result.explain["D"] == "multi_level_tiling_gpu (epilogue)"
+    assert _scopes(result.func)["C"] == "local"
+    space = result.schedule
+    verify = VerifyGPUCode("opencl")
+    for seed in range(20):
+        cand = _replay(space.trace, func, seed)
+        if verify.apply(cand):
+            break
+    else:
+        pytest.fail("no candidate of 20 fits opencl's limits")
+    a = RNG.standard_normal((256, 256)).astype("float32")
+    b = RNG.standard_normal((256, 256)).astype("float32")
+    out, mod = _run_opencl(cand.mod["main"], [a, b], (256, 256))
+    assert len(mod.kernels) == 1
+    np.testing.assert_allclose(out, np.maximum(a @ b, 0), rtol=1e-4, atol=1e-4)
+
+
+# --------------------------------------------------------------------------- reductions
+def test_cross_thread_reduction_samples_warp_multiples_and_binds_the_reduction():
+    func = row_reduce(16, 1000)
+    rule = CrossThreadReduction.from_target("cuda")
+    sch = tir.Schedule(func)
+    assert rule.applies(sch, sch.get_block("Y"))
+    short = tir.Schedule(row_reduce(16, 8))
+    assert not rule.applies(short, short.get_block("Y"))  # shorter than a warp
+    sch = _space(func, rule, block="Y")
+    (cat,) = [i for i in sch.trace.insts if i.kind.name == "SampleCategorical"]
+    assert list(_attrs(cat)["candidates"]) == [32, 64, 128, 256, 512, 1024]
+    threads = _attrs(cat)["candidates"][sch.trace.decisions[cat]]
+    loops = dict(_thread_loops(sch.mod["main"]))
+    assert loops == {"threadIdx.x": threads, "blockIdx.x": 16}
+    src = _build(sch.mod["main"], "cuda").get_source()
+    assert "__shfl_down_sync" in src and f"__launch_bounds__({threads})" in src
+    assert thread_binding_samples(sch.trace) == [cat]
+
+
+def test_mutate_thread_binding_changes_the_block_size():
+    func = row_reduce(16, 1000)
+    sch = _space(func, CrossThreadReduction.from_target("cuda"), block="Y")
+    (cat,) = thread_binding_samples(sch.trace)
+    mutated = MutateThreadBinding().apply(sch.trace, random.Random(0))
+    assert mutated is not None and mutated.decisions[cat] != sch.trace.decisions[cat]
+    again = tir.Schedule(func)
+    mutated.apply_to_schedule(again)
+    cands = _attrs(cat)["candidates"]
+    assert dict(_thread_loops(again.mod["main"]))["threadIdx.x"] == cands[mutated.decisions[cat]]
+    # the cooperative-fetch vector lengths of MLT are not thread counts
+    mlt = _space(matmul(64), MultiLevelTilingGPU.from_target("cuda"))
+    assert thread_binding_samples(mlt.trace) == []
+    assert MutateThreadBinding().apply(mlt.trace, random.Random(0)) is None
+
+
+@requires_opencl
+@pytest.mark.parametrize("kind", ["sum", "max"])
+def test_opencl_cross_thread_reductions_compute_the_rows(kind):
+    func = row_reduce(5, 1000, kind)
+    space = _space(func, CrossThreadReduction.from_target("opencl"), block="Y")
+    (cat,) = thread_binding_samples(space.trace)
+    assert list(_attrs(cat)["candidates"]) == [16, 32, 64, 128, 256]
+    x = RNG.standard_normal((5, 1000)).astype("float32")
+    ref = x.sum(1) if kind == "sum" else x.max(1)
+    for decision in (0, 4):
+        cand = _replay(space.trace, func, 0, lambda inst, d=decision: d)
+        assert VerifyGPUCode("opencl").apply(cand)
+        out, _ = _run_opencl(cand.mod["main"], [x], (5,))
+        np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4)
+
+
+@requires_opencl
+def test_opencl_softmax_through_the_default_gpu_rules():
+    func = softmax(8, 300)
+    result = apply_rules(tir.Schedule(func, seed=0), gpu_sch_rules("opencl"))
+    assert result.explain == {"E": "inlined", "M": "cross_thread_reduction",
+                              "S": "cross_thread_reduction", "Y": "auto_bind"}
+    x = RNG.standard_normal((8, 300)).astype("float32")
+    e = np.exp(x - x.max(1, keepdims=True))
+    for seed in (1, 2):
+        cand = _replay(result.schedule.trace, func, seed)
+        assert all(p.apply(cand) for p in gpu_postprocs("opencl"))
+        out, mod = _run_opencl(cand.mod["main"], [x], (8, 300))
+        assert len(mod.kernels) == 3
+        np.testing.assert_allclose(out, e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-6)
+
+
+# --------------------------------------------------------------------------- AutoBind
+def test_auto_bind_samples_the_block_size_within_the_target():
+    func = elementwise(100, 30)
+    rule = AutoBind.from_target("opencl")
+    sch = _space(func, rule, block="B")
+    (cat,) = [i for i in sch.trace.insts if i.kind.name == "SampleCategorical"]
+    assert list(_attrs(cat)["candidates"]) == [32, 64, 128, 256]   # opencl: 256 threads
+    assert not rule.applies(sch, sch.get_block("B"))
+    small = _space(elementwise(2, 10), AutoBind.from_target("cuda"), block="B")
+    (cat,) = [i for i in small.trace.insts if i.kind.name == "SampleCategorical"]
+    assert list(_attrs(cat)["candidates"]) == [32]   # 20 outputs: one warp is enough
+    with pytest.raises(ValueError, match="positive"):
+        AutoBind(thread_extents=[0])
+
+
+@requires_opencl
+def test_opencl_auto_bind_candidates_compute_with_a_partial_last_block():
+    func = elementwise(100, 30)   # 3000 outputs: no block size divides them
+    space = _space(func, AutoBind.from_target("opencl"), block="B")
+    a = RNG.random((100, 30), dtype=np.float32)
+    for decision in (0, 3):
+        cand = _replay(space.trace, func, 0, lambda inst, d=decision: d)
+        out, _ = _run_opencl(cand.mod["main"], [a], (100, 30))
+        np.testing.assert_allclose(out, a * 2 + 1, rtol=1e-6)
+
+
+# --------------------------------------------------------------------------- defaults
+def test_gpu_defaults_are_for_gpu_targets_only():
+    rules = gpu_sch_rules("cuda")
+    assert [r.name for r in rules] == ["auto_inline", "multi_level_tiling_gpu",
+                                       "cross_thread_reduction", "auto_bind"]
+    assert [type(p).__name__ for p in gpu_postprocs("opencl")] == ["VerifyGPUCode"]
+    probs = gpu_mutator_probs("cuda")
+    assert [type(m).__name__ for m in probs] == ["MutateThreadBinding"]
+    assert all(0 < p <= 1 for p in probs.values())
+    for fn in (gpu_sch_rules, gpu_postprocs, gpu_mutator_probs):
+        with pytest.raises(ValueError, match="not a GPU target"):
+            fn("c")
+
+
+def test_verify_gpu_code_rejects_code_outside_kernels_and_needs_a_gpu_target():
+    sch = tir.Schedule(elementwise(8, 8))
+    verify = VerifyGPUCode("cuda")
+    assert not verify.apply(sch)
+    assert "not bound to a GPU thread axis" in verify.last_error
+    with pytest.raises(ValueError, match="no target"):
+        VerifyGPUCode().apply(sch)
+    with pytest.raises(ValueError, match="not a GPU target"):
+        VerifyGPUCode("c").apply(sch)
+
+    class Ctx:
+        target = __import__("tvm.ir.target", fromlist=["as_target"]).as_target("opencl")
+
+    late = VerifyGPUCode()
+    late.initialize_with_tune_context(Ctx())
+    assert late.apply(_space(elementwise(8, 8), AutoBind.from_target("opencl"), block="B"))
+
+
+# --------------------------------------------------------------------------- a real GPU
+@pytest.mark.gpu
+@pytest.mark.skipif(not _has_cuda(), reason="no CUDA GPU (or pycuda is not installed)")
+def test_cuda_candidates_compute_the_matmul():
+    import tvm.runtime as rt
+
+    func = matmul(256)
+    space = _space(func, MultiLevelTilingGPU.from_target("cuda"))
+    verify = VerifyGPUCode("cuda")
+    dev = rt.cuda(0)
+    a = RNG.random((256, 256), dtype=np.float32)
+    b = RNG.random((256, 256), dtype=np.float32)
+    ran = 0
+    for seed in range(10):
+        cand = _replay(space.trace, func, seed)
+        if not verify.apply(cand):
+            continue
+        mod = _build(cand.mod["main"], "cuda")
+        out = rt.empty((256, 256), "float32", dev)
+        mod["main"](rt.tensor(a, device=dev), rt.tensor(b, device=dev), out)
+        np.testing.assert_allclose(out.numpy(), a @ b, rtol=1e-4)
+        ran += 1
+    assert ran >= 3
