@@ -176,7 +176,7 @@ def _run_opencl(func, inputs, out_shape):
 def test_multi_level_tiling_samples_tiles_binds_threads_and_stages_shared_memory():
     func = matmul(256)
     rule = MultiLevelTilingGPU.from_target("cuda")
-    assert rule.max_threads_per_block == 1024 and rule.warp_size == 32
+    assert rule.max_threads_per_block == 1024
     sch = tir.Schedule(func, seed=0)
     assert rule.applies(sch, sch.get_block("C"))
     sch = _space(func, rule)
@@ -274,6 +274,20 @@ def test_too_many_threads_are_rejected_by_verify_gpu_code():
     assert not VerifyGPUCode("opencl").apply(_replay(space.trace, func, 0, _forced(16, 32)))
 
 
+def test_the_design_space_itself_fits_the_thread_limit():
+    func = matmul(256)
+    rule = MultiLevelTilingGPU.from_target("opencl")   # 256 threads per block
+    assert rule.max_threads_per_block == 256
+    for seed in range(8):
+        sch = _space(func, rule, seed=seed)
+        fi, fj = [d for d in _decisions(sch, "SamplePerfectTile") if len(d) == 5]
+        assert fi[2] * fj[2] <= 256
+    tiny = MultiLevelTilingGPU(max_threads_per_block=1)
+    sch = _space(func, tiny, seed=0)
+    fi, fj = [d for d in _decisions(sch, "SamplePerfectTile") if len(d) == 5]
+    assert fi[2] == fj[2] == 1
+
+
 def test_trace_json_round_trips_and_replays_to_the_same_function():
     func = matmul(256)
     sch = _space(func, MultiLevelTilingGPU.from_target("cuda"), seed=5)
@@ -328,6 +342,64 @@ def test_opencl_256_matmul_candidate_with_relu_epilogue_is_one_kernel():
     out, mod = _run_opencl(cand.mod["main"], [a, b], (256, 256))
     assert len(mod.kernels) == 1
     np.testing.assert_allclose(out, np.maximum(a @ b, 0), rtol=1e-4, atol=1e-4)
+
+
+def conv2d():
+    X = te.placeholder((1, 8, 14, 14), name="X")
+    W = te.placeholder((16, 8, 3, 3), name="W")
+    P = te.compute((1, 8, 16, 16), lambda n, c, y, x: te.if_then_else(
+        te.all(y >= 1, y < 15, x >= 1, x < 15), X[n, c, y - 1, x - 1], 0.0), name="P")
+    rc = te.reduce_axis((0, 8), name="rc")
+    ry = te.reduce_axis((0, 3), name="ry")
+    rx = te.reduce_axis((0, 3), name="rx")
+    Y = te.compute((1, 16, 14, 14), lambda n, f, y, x: te.sum(
+        P[n, rc, y + ry, x + rx] * W[f, rc, ry, rx], axis=[rc, ry, rx]), name="Y")
+    return te.create_prim_func([X, W, Y])
+
+
+def _conv_ref(x, w):
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    out = np.zeros((1, 16, 14, 14), "float32")
+    for ry in range(3):
+        for rx in range(3):
+            out += np.einsum("nchw,fc->nfhw", xp[:, :, ry:ry + 14, rx:rx + 14], w[:, :, ry, rx])
+    return out
+
+
+def batch_matmul():
+    A = te.placeholder((4, 32, 16), name="A")
+    B = te.placeholder((4, 16, 48), name="B")
+    k = te.reduce_axis((0, 16), name="k")
+    C = te.compute((4, 32, 48), lambda b, i, j: te.sum(A[b, i, k] * B[b, k, j], axis=k),
+                   name="C")
+    return te.create_prim_func([A, B, C])
+
+
+@requires_opencl
+@pytest.mark.parametrize("case", ["conv2d", "batch_matmul"])
+def test_opencl_contractions_other_than_matmul(case):
+    func, shapes, out_shape, ref, anchor = {
+        "conv2d": (conv2d(), [(1, 8, 14, 14), (16, 8, 3, 3)], (1, 16, 14, 14), _conv_ref, "Y"),
+        "batch_matmul": (batch_matmul(), [(4, 32, 16), (4, 16, 48)], (4, 32, 48),
+                         lambda a, b: a @ b, "C"),
+    }[case]
+    result = apply_rules(tir.Schedule(func, seed=0), gpu_sch_rules("opencl"))
+    assert result.explain[anchor] == "multi_level_tiling_gpu"
+    n_spatial = len(out_shape)
+    tiles = [d for d in _decisions(result.schedule, "SamplePerfectTile") if len(d) == 5]
+    assert len(tiles) == n_spatial
+    inputs = [RNG.random(s, dtype=np.float32) for s in shapes]
+    ran = 0
+    for seed in range(6):
+        cand = _replay(result.schedule.trace, func, seed)
+        if not VerifyGPUCode("opencl").apply(cand):
+            continue
+        out, _ = _run_opencl(cand.mod["main"], inputs, out_shape)
+        np.testing.assert_allclose(out, ref(*inputs), rtol=1e-4, atol=1e-4)
+        ran += 1
+        if ran == 2:
+            break
+    assert ran == 2
 
 
 # --------------------------------------------------------------------------- reductions
@@ -446,6 +518,13 @@ def test_verify_gpu_code_rejects_code_outside_kernels_and_needs_a_gpu_target():
         VerifyGPUCode().apply(sch)
     with pytest.raises(ValueError, match="not a GPU target"):
         VerifyGPUCode("c").apply(sch)
+
+    n = te.var("n")
+    A = te.placeholder((n,), name="A")
+    sym = tir.Schedule(te.create_prim_func([A, te.compute((n,), lambda i: A[i] + 1.0,
+                                                          name="B")]))
+    sym.bind(sym.get_loops(sym.get_block("B"))[0], "threadIdx.x")
+    assert not verify.apply(sym) and "not a constant" in verify.last_error
 
     class Ctx:
         target = __import__("tvm.ir.target", fromlist=["as_target"]).as_target("opencl")

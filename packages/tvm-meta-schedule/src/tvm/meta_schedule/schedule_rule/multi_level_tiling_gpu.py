@@ -37,12 +37,14 @@ from __future__ import annotations
 
 import functools
 import operator
+import random
 from typing import Any, Sequence
 
 from tvm.tir.schedule.rules import (
     RuleNotApplicable, ScheduleRule, block_kind, claim, is_output_block, loop_extent,
     loop_roles,
 )
+from tvm.tir.schedule.sampling import sample_perfect_tile_factors
 from tvm.tir.stmt import BufferStore
 
 __all__ = ["MultiLevelTilingGPU", "bind_tile_to_threads", "cooperative_fetch"]
@@ -107,20 +109,21 @@ class MultiLevelTilingGPU(ScheduleRule):
     """Sampled ``SSSRRSRS`` tiling with thread binding, shared-memory operands and a local
     accumulator (see the module docstring).
 
-    ``max_threads_per_block`` and ``warp_size`` describe the target (see
-    :meth:`from_target`); ``max_innermost_factor`` bounds the innermost factor of every
+    ``max_threads_per_block`` is the target's (see :meth:`from_target`): the schedule the
+    rule makes draws its spatial tiles until their thread count fits it (replays draw
+    freely, and VerifyGPUCode rejects what does not fit); ``max_innermost_factor`` bounds the innermost factor of every
     split (the register tile); ``vector_load_lens`` are the vector lengths the cooperative
     fetch samples from."""
 
     name = "multi_level_tiling_gpu"
 
     def __init__(self, structure: str = "SSSRRSRS", max_threads_per_block: int = 1024,
-                 warp_size: int = 32, max_innermost_factor: int = 64,
+                 max_innermost_factor: int = 64,
                  vector_load_lens: Sequence[int] = (1, 2, 4)):
         if structure != "SSSRRSRS":
             raise ValueError(f"MultiLevelTilingGPU: only the structure 'SSSRRSRS' is "
                              f"supported, got {structure!r}")
-        if max_threads_per_block < 1 or warp_size < 1 or max_innermost_factor < 1:
+        if max_threads_per_block < 1 or max_innermost_factor < 1:
             raise ValueError("MultiLevelTilingGPU: thread limits and max_innermost_factor "
                              "must be positive")
         if any(int(v) < 1 for v in vector_load_lens):
@@ -128,19 +131,17 @@ class MultiLevelTilingGPU(ScheduleRule):
                              f"{list(vector_load_lens)}")
         self.structure = structure
         self.max_threads_per_block = int(max_threads_per_block)
-        self.warp_size = int(warp_size)
         self.max_innermost_factor = int(max_innermost_factor)
         self.vector_load_lens = tuple(int(v) for v in vector_load_lens)
 
     @classmethod
     def from_target(cls, target: Any, **kwargs: Any) -> MultiLevelTilingGPU:
-        """The rule for ``target``'s limits (``max_num_threads``, ``thread_warp_size``)."""
+        """The rule for ``target``'s limits (``max_num_threads``)."""
         from tvm.ir.target import as_target
         from tvm.tir.transform._gpu import gpu_limits
 
         limits = gpu_limits(as_target(target))
         kwargs.setdefault("max_threads_per_block", limits.max_num_threads)
-        kwargs.setdefault("warp_size", limits.thread_warp_size)
         return cls(**kwargs)
 
     # -- matching ------------------------------------------------------------------------------
@@ -174,6 +175,19 @@ class MultiLevelTilingGPU(ScheduleRule):
         return out
 
     # -- the transformation --------------------------------------------------------------------
+    def _fitting_tiles(self, sch: Any, spatial: list[Any], tries: int = 64) -> list[Any]:
+        """Five-level tiles of the ``spatial`` loops whose thread level (S2) fits
+        ``max_threads_per_block``, drawn from the schedule's random state (all None when
+        ``tries`` draws find none: the sampling instructions then draw themselves)."""
+        rng = random.Random(sch.fork_seed())
+        extents = [loop_extent(sch, lp) for lp in spatial]
+        for _ in range(tries):
+            tiles = [sample_perfect_tile_factors(rng, e, 5, self.max_innermost_factor)
+                     for e in extents]
+            if _product([t[2] for t in tiles]) <= self.max_threads_per_block:
+                return tiles
+        return [None] * len(spatial)
+
     def apply(self, sch: Any, block: Any) -> list[Any]:
         roles = loop_roles(sch, block)
         spatial = [lp for lp, r in roles if r == "S"]
@@ -181,8 +195,8 @@ class MultiLevelTilingGPU(ScheduleRule):
         read_buffers = [sch.get(block).reads[k].buffer for k in self._reused_reads(sch, block)]
         mif = self.max_innermost_factor
         s_tiles: list[tuple[list[Any], list[Any]]] = []  # (loops by level, factors)
-        for lp in spatial:
-            f = sch.sample_perfect_tile(lp, n=5, max_innermost_factor=mif)
+        for lp, first in zip(spatial, self._fitting_tiles(sch, spatial)):
+            f = sch.sample_perfect_tile(lp, n=5, max_innermost_factor=mif, decision=first)
             # index order S0 S2 S1 S3 S4: a thread's sub-tiles (S1) are adjacent
             l0, l2, l1, l3, l4 = sch.split(lp, [f[0], f[2], f[1], f[3], f[4]])
             s_tiles.append(([l0, l1, l2, l3, l4], f))
