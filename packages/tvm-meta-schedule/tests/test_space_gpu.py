@@ -20,6 +20,9 @@ from tvm.ffi import structural_equal  # noqa: E402
 from tvm.meta_schedule.mutator.mutate_thread_binding import (  # noqa: E402
     MutateThreadBinding, thread_binding_samples,
 )
+from tvm.meta_schedule.postproc.rewrite_unroll_gpu import (  # noqa: E402
+    UNROLL_KEY, RewriteUnrollGPU, unroll_plan,
+)
 from tvm.meta_schedule.postproc.verify_gpu_code import VerifyGPUCode  # noqa: E402
 from tvm.meta_schedule.schedule_rule.auto_bind import AutoBind  # noqa: E402
 from tvm.meta_schedule.schedule_rule.cross_thread_reduction import (  # noqa: E402
@@ -35,6 +38,14 @@ from tvm.tir.schedule import Trace  # noqa: E402
 from tvm.tir.schedule.rules import apply_rules  # noqa: E402
 from tvm.tir.stmt import For  # noqa: E402
 from tvm.tir.stmt_functor import post_order_visit  # noqa: E402
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _private_cache(tmp_path_factory):
+    """Compiled kernels go to a cache of this module, not the user's ~/.cache."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TVM_CACHE_DIR", str(tmp_path_factory.mktemp("tvm-cache")))
+        yield
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -124,6 +135,21 @@ def _replay(trace, func, seed, provider=None):
     return sch
 
 
+def _candidate(trace, func, seed, target, provider=None):
+    """A candidate as the search makes it: replayed, then the target's postprocessors;
+    ``(schedule, accepted)``."""
+    sch = _replay(trace, func, seed, provider)
+    return sch, all(p.apply(sch) for p in gpu_postprocs(target))
+
+
+def no_unroll(inst):
+    """Candidates without unrolling (RewriteUnrollGPU has its own tests; an unrolled tile
+    makes InjectStorageSync slow): the unroll step 0, every other decision drawn anew."""
+    if inst.kind.name == "SampleCategorical" and list(_attrs(inst)["candidates"]) == [0, 16]:
+        return 0
+    return None
+
+
 def _decisions(sch, kind):
     return [sch.trace.decisions[i] for i in sch.trace.insts if i.kind.name == kind]
 
@@ -192,9 +218,12 @@ def test_multi_level_tiling_samples_tiles_binds_threads_and_stages_shared_memory
     assert {e for _, e in threads} == {fi[2] * fj[2]}
     bx = [e for tag, e in _thread_loops(f) if tag == "blockIdx.x"]
     assert bx == [fi[0] * fj[0]]
-    # the cooperative fetch vector lengths are sampled too
-    vec = [i for i in sch.trace.insts if i.kind.name == "SampleCategorical"]
-    assert len(vec) == 2 and all(list(_attrs(i)["candidates"]) == [1, 2, 4] for i in vec)
+    # the cooperative fetch vector lengths are sampled too, and the kernel's unroll limit
+    cats = [list(_attrs(i)["candidates"]) for i in sch.trace.insts
+            if i.kind.name == "SampleCategorical"]
+    assert cats == [[1, 2, 4], [1, 2, 4], [0, 16]]
+    (ann,) = [i for i in sch.trace.insts if i.kind.name == "Annotate"]
+    assert _attrs(ann)["ann_key"] == UNROLL_KEY
 
 
 def test_rule_does_not_apply_to_elementwise_or_bound_blocks():
@@ -225,18 +254,15 @@ def test_replays_with_other_seeds_take_other_decisions():
 def test_accepted_candidates_build_to_cuda_and_verify_matches_the_limits():
     func = matmul(256)
     space = _space(func, MultiLevelTilingGPU.from_target("cuda"))
-    verify = VerifyGPUCode("cuda")
     accepted = rejected = 0
     for seed in range(12):
-        cand = _replay(space.trace, func, seed)
+        cand, ok = _candidate(space.trace, func, seed, "cuda", no_unroll)
         threads, shared, fits = _predicted_fit(cand, 1024, 49152)
-        assert verify.apply(cand) is fits, (seed, threads, shared, verify.last_error)
+        assert ok is fits, (seed, threads, shared)
         if not fits:
             rejected += 1
             continue
         accepted += 1
-        if accepted > 4:
-            continue  # building is the slow part: a few are enough
         src = _build(cand.mod["main"], "cuda").get_source()
         assert f"__launch_bounds__({threads})" in src
         assert re.search(r"__shared__ float A_shared\[\d+\];", src)
@@ -288,6 +314,54 @@ def test_the_design_space_itself_fits_the_thread_limit():
     assert fi[2] == fj[2] == 1
 
 
+def _loops(func):
+    out = []
+    post_order_visit(func.body, lambda n: out.append(n) if isinstance(n, For) else None)
+    return out
+
+
+def test_unroll_plan_counts_the_statements_of_a_nest():
+    sch = tir.Schedule(matmul(4))
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    by_id = {id(sch.get(lp)): name for lp, name in ((j, "j"), (k, "k"))}
+    assert {by_id[x] for x in unroll_plan(sch.get(i), 16)} == {"j", "k"}   # 4 x 4, 4
+    assert {by_id[x] for x in unroll_plan(sch.get(i), 15)} == {"k"}
+    assert unroll_plan(sch.get(i), 0) == set()
+    sch.bind(k, "threadIdx.x")
+    assert unroll_plan(sch.get(i), 64) == set()   # a thread-bound loop is not unrolled
+
+
+def test_rewrite_unroll_applies_the_sampled_step_and_removes_the_annotation():
+    func = matmul(64)
+    rule = MultiLevelTilingGPU.from_target("cuda", unroll_max_steps=(0, 16, 64))
+    space = _space(func, rule)
+    unrolled = {}
+    for index, step in enumerate((0, 16, 64)):
+        def provide(inst, index=index):
+            if inst.kind.name == "SampleCategorical" and \
+                    list(_attrs(inst)["candidates"]) == [0, 16, 64]:
+                return index
+            if inst.kind.name == "SamplePerfectTile":   # per thread: 4 x 4 outputs
+                return [4, 1, 4, 2, 2] if _attrs(inst)["n"] == 5 else [16, 2, 2]
+            return 0
+
+        cand = _replay(space.trace, func, 0, provide)
+        assert RewriteUnrollGPU().apply(cand)
+        loops = _loops(cand.mod["main"])
+        assert not any(UNROLL_KEY in lp.annotations for lp in loops)
+        unrolled[step] = [lp for lp in loops if lp.kind.name == "UNROLLED"]
+        assert len([i for i in cand.trace.insts if i.kind.name == "Unroll"]) == \
+            len(unrolled[step])
+        for lp in unrolled[step]:
+            inner = _loops(lp)
+            assert all(x.kind.name in ("UNROLLED", "SERIAL") for x in inner)
+            assert np.prod([int(x.extent.value) for x in inner]) <= step
+        out = _build(cand.mod["main"], "cuda").get_source()
+        assert "__launch_bounds__(16)" in out
+    assert unrolled[0] == []
+    assert unrolled[16] and len(unrolled[64]) > len(unrolled[16])
+
+
 def test_trace_json_round_trips_and_replays_to_the_same_function():
     func = matmul(256)
     sch = _space(func, MultiLevelTilingGPU.from_target("cuda"), seed=5)
@@ -307,13 +381,12 @@ def test_trace_json_round_trips_and_replays_to_the_same_function():
 def test_opencl_candidates_compute_the_matmul():
     func = matmul(64)
     space = _space(func, MultiLevelTilingGPU.from_target("opencl", max_innermost_factor=8))
-    verify = VerifyGPUCode("opencl")
     a = RNG.random((64, 64), dtype=np.float32)
     b = RNG.random((64, 64), dtype=np.float32)
     ran = 0
     for seed in range(8):
-        cand = _replay(space.trace, func, seed)
-        if not verify.apply(cand):
+        cand, ok = _candidate(space.trace, func, seed, "opencl")
+        if not ok:
             continue
         out, _ = _run_opencl(cand.mod["main"], [a, b], (64, 64))
         np.testing.assert_allclose(out, a @ b, rtol=1e-4, err_msg=f"seed {seed}")
@@ -330,10 +403,9 @@ def test_opencl_256_matmul_candidate_with_relu_epilogue_is_one_kernel():
     assert result.explain["D"] == "multi_level_tiling_gpu (epilogue)"
     assert _scopes(result.func)["C"] == "local"
     space = result.schedule
-    verify = VerifyGPUCode("opencl")
     for seed in range(20):
-        cand = _replay(space.trace, func, seed)
-        if verify.apply(cand):
+        cand, ok = _candidate(space.trace, func, seed, "opencl")
+        if ok:
             break
     else:
         pytest.fail("no candidate of 20 fits opencl's limits")
@@ -391,8 +463,8 @@ def test_opencl_contractions_other_than_matmul(case):
     inputs = [RNG.random(s, dtype=np.float32) for s in shapes]
     ran = 0
     for seed in range(6):
-        cand = _replay(result.schedule.trace, func, seed)
-        if not VerifyGPUCode("opencl").apply(cand):
+        cand, ok = _candidate(result.schedule.trace, func, seed, "opencl", no_unroll)
+        if not ok:
             continue
         out, _ = _run_opencl(cand.mod["main"], inputs, out_shape)
         np.testing.assert_allclose(out, ref(*inputs), rtol=1e-4, atol=1e-4)
@@ -462,8 +534,8 @@ def test_opencl_softmax_through_the_default_gpu_rules():
     x = RNG.standard_normal((8, 300)).astype("float32")
     e = np.exp(x - x.max(1, keepdims=True))
     for seed in (1, 2):
-        cand = _replay(result.schedule.trace, func, seed)
-        assert all(p.apply(cand) for p in gpu_postprocs("opencl"))
+        cand, ok = _candidate(result.schedule.trace, func, seed, "opencl")
+        assert ok
         out, mod = _run_opencl(cand.mod["main"], [x], (8, 300))
         assert len(mod.kernels) == 3
         np.testing.assert_allclose(out, e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-6)
@@ -500,7 +572,8 @@ def test_gpu_defaults_are_for_gpu_targets_only():
     rules = gpu_sch_rules("cuda")
     assert [r.name for r in rules] == ["auto_inline", "multi_level_tiling_gpu",
                                        "cross_thread_reduction", "auto_bind"]
-    assert [type(p).__name__ for p in gpu_postprocs("opencl")] == ["VerifyGPUCode"]
+    assert [type(p).__name__ for p in gpu_postprocs("opencl")] == ["RewriteUnrollGPU",
+                                                                    "VerifyGPUCode"]
     probs = gpu_mutator_probs("cuda")
     assert [type(m).__name__ for m in probs] == ["MutateThreadBinding"]
     assert all(0 < p <= 1 for p in probs.values())

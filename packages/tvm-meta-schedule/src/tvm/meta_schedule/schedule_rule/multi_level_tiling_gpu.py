@@ -15,7 +15,9 @@ The operands are copied into ``shared`` buffers computed at the outermost ``R0``
 copy's loops are fused, split by the thread count of the block and a sampled vector length
 (``sch.sample_categorical``) and bound to ``threadIdx.x`` (a cooperative fetch). The result
 accumulates in a ``local`` write cache that is copied back per block, each thread writing
-its own sub-tile.
+its own sub-tile (or, when the block's only consumer is elementwise, through that consumer:
+a bias add or activation is computed on the registers).  The kernel's unroll limit is
+sampled too and applied by the RewriteUnrollGPU postprocessor.
 
 Where the loops go, and how this differs from TVM: the kernel is ``S0 R0 S1 S2 R1 S3 R2
 S4``.  ``compute_at`` here does not relax thread-bound loops for shared buffers (TVM's
@@ -46,6 +48,8 @@ from tvm.tir.schedule.rules import (
 )
 from tvm.tir.schedule.sampling import sample_perfect_tile_factors
 from tvm.tir.stmt import BufferStore
+
+from ..postproc.rewrite_unroll_gpu import UNROLL_KEY
 
 __all__ = ["MultiLevelTilingGPU", "bind_tile_to_threads", "cooperative_fetch"]
 
@@ -111,15 +115,21 @@ class MultiLevelTilingGPU(ScheduleRule):
 
     ``max_threads_per_block`` is the target's (see :meth:`from_target`): the schedule the
     rule makes draws its spatial tiles until their thread count fits it (replays draw
-    freely, and VerifyGPUCode rejects what does not fit); ``max_innermost_factor`` bounds the innermost factor of every
-    split (the register tile); ``vector_load_lens`` are the vector lengths the cooperative
-    fetch samples from."""
+    freely, and VerifyGPUCode rejects what does not fit); ``max_innermost_factor`` bounds
+    the innermost factor of every split (the register tile); ``vector_load_lens`` are the
+    vector lengths the cooperative fetch samples from; ``unroll_max_steps`` the unroll
+    limits a kernel samples from (annotation ``meta_schedule.gpu_unroll_max_step`` on its
+    blockIdx loop, applied by the RewriteUnrollGPU postprocessor).  The default stops at
+    16 statements: InjectStorageSync compares every pair of shared accesses since the last
+    barrier, so a register tile unrolled 64 times or more takes minutes to build (raise it
+    once that pass is linear)."""
 
     name = "multi_level_tiling_gpu"
 
     def __init__(self, structure: str = "SSSRRSRS", max_threads_per_block: int = 1024,
                  max_innermost_factor: int = 64,
-                 vector_load_lens: Sequence[int] = (1, 2, 4)):
+                 vector_load_lens: Sequence[int] = (1, 2, 4),
+                 unroll_max_steps: Sequence[int] = (0, 16)):
         if structure != "SSSRRSRS":
             raise ValueError(f"MultiLevelTilingGPU: only the structure 'SSSRRSRS' is "
                              f"supported, got {structure!r}")
@@ -133,6 +143,10 @@ class MultiLevelTilingGPU(ScheduleRule):
         self.max_threads_per_block = int(max_threads_per_block)
         self.max_innermost_factor = int(max_innermost_factor)
         self.vector_load_lens = tuple(int(v) for v in vector_load_lens)
+        if not unroll_max_steps or any(int(v) < 0 for v in unroll_max_steps):
+            raise ValueError(f"MultiLevelTilingGPU: unroll steps must be non-negative, got "
+                             f"{list(unroll_max_steps)}")
+        self.unroll_max_steps = tuple(int(v) for v in unroll_max_steps)
 
     @classmethod
     def from_target(cls, target: Any, **kwargs: Any) -> MultiLevelTilingGPU:
@@ -233,7 +247,12 @@ class MultiLevelTilingGPU(ScheduleRule):
             staged = sch.cache_read(block, index, "shared")
             sch.compute_at(staged, r0, preserve_unit_loops=True)
             cooperative_fetch(sch, staged, r0, threads, self.vector_load_lens)
-        sch.bind(_fuse(sch, level[0]), "blockIdx.x")
+        bx = _fuse(sch, level[0])
+        sch.bind(bx, "blockIdx.x")
+        if len(self.unroll_max_steps) > 1 or self.unroll_max_steps[0] > 0:
+            steps = list(self.unroll_max_steps)
+            step = sch.sample_categorical(steps, [1 / len(steps)] * len(steps))
+            sch.annotate(bx, UNROLL_KEY, step)
         _fuse(sch, level[1])
         sch.bind(_fuse(sch, level[2]), "threadIdx.x")
         return [sch]

@@ -6,7 +6,8 @@ schedule rules, postprocessors and mutators, each sized by the target's launch l
   ``SSSRRSRS`` tiles, shared-memory operands, a local accumulator), CrossThreadReduction
   (row reductions over a group of threads), AutoBind (everything else, one thread per
   output); in that order, each taking the blocks the earlier ones left;
-* :func:`gpu_postprocs`: VerifyGPUCode (the candidate fits the target's launch limits);
+* :func:`gpu_postprocs`: RewriteUnrollGPU (the sampled unroll limits of the kernels), then
+  VerifyGPUCode (the candidate fits the target's launch limits);
 * :func:`gpu_mutator_probs`: the GPU-specific mutator (thread counts); the generic
   mutators of sampled decisions (tile sizes, unroll steps, compute locations) are shared
   with the CPU space and added by its defaults.
@@ -49,9 +50,10 @@ def gpu_sch_rules(target: Any) -> list[Any]:
 
 def gpu_postprocs(target: Any) -> list[Any]:
     """The GPU postprocessors for ``target``."""
+    from ..postproc.rewrite_unroll_gpu import RewriteUnrollGPU
     from ..postproc.verify_gpu_code import VerifyGPUCode
 
-    return [VerifyGPUCode(check_gpu_target(target))]
+    return [RewriteUnrollGPU(), VerifyGPUCode(check_gpu_target(target))]
 
 
 def gpu_mutator_probs(target: Any) -> dict[Any, float]:
