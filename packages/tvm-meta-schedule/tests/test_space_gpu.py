@@ -212,6 +212,10 @@ def test_multi_level_tiling_samples_tiles_binds_threads_and_stages_shared_memory
     assert binds.count("blockIdx.x") == 1 and binds.count("threadIdx.x") == 4
     f = sch.mod["main"]
     assert _scopes(f) == {"C_local": "local", "A_shared": "shared", "B_shared": "shared"}
+    # the accumulator's init is its own block before the reduction loops
+    assert sch.get(sch.get_block("C")).init is None
+    init_loops = [sch.get(lp) for lp in sch.get_loops(sch.get_block("C_init"))]
+    assert not any(lp.loop_var.name.startswith("k") for lp in init_loops)
     threads = [(tag, e) for tag, e in _thread_loops(f) if tag == "threadIdx.x"]
     fi, fj = [d for d in _decisions(sch, "SamplePerfectTile") if len(d) == 5]
     # compute, write-back and both fetches use the same threads: the product of S2 factors

@@ -255,6 +255,9 @@ class MultiLevelTilingGPU(ScheduleRule):
             sch.annotate(bx, UNROLL_KEY, step)
         _fuse(sch, level[1])
         sch.bind(_fuse(sch, level[2]), "threadIdx.x")
+        # the accumulator's init before the reduction, on the threads' own registers
+        # (copied loops keep their thread binding), not tested in the innermost loop
+        sch.decompose_reduction(block, r0)
         return [sch]
 
 
