@@ -16,8 +16,10 @@ copy's loops are fused, split by the thread count of the block and a sampled vec
 (``sch.sample_categorical``) and bound to ``threadIdx.x`` (a cooperative fetch). The result
 accumulates in a ``local`` write cache that is copied back per block, each thread writing
 its own sub-tile (or, when the block's only consumer is elementwise, through that consumer:
-a bias add or activation is computed on the registers).  The kernel's unroll limit is
-sampled too and applied by the RewriteUnrollGPU postprocessor.
+a bias add or activation is computed on the registers).  The accumulator's init is
+decomposed out of the reduction (``decompose_reduction`` at ``R0``: each thread zeroes its
+registers once).  The kernel's unroll limit is sampled too and applied by the
+RewriteUnrollGPU postprocessor.
 
 Where the loops go, and how this differs from TVM: the kernel is ``S0 R0 S1 S2 R1 S3 R2
 S4``.  ``compute_at`` here does not relax thread-bound loops for shared buffers (TVM's
@@ -50,6 +52,7 @@ from tvm.tir.schedule.sampling import sample_perfect_tile_factors
 from tvm.tir.stmt import BufferStore
 
 from ..postproc.rewrite_unroll_gpu import UNROLL_KEY
+from .auto_bind import in_kernel
 
 __all__ = ["MultiLevelTilingGPU", "bind_tile_to_threads", "cooperative_fetch"]
 
@@ -160,10 +163,10 @@ class MultiLevelTilingGPU(ScheduleRule):
 
     # -- matching ------------------------------------------------------------------------------
     def applies(self, sch: Any, block: Any) -> bool:
-        if block_kind(sch, block) != "reduction" or _bound(sch, block):
+        if block_kind(sch, block) != "reduction" or in_kernel(sch, block):
             return False
         roles = [r for _, r in loop_roles(sch, block)]
-        if not roles or any(r not in ("S", "R") for r in roles) or "S" not in roles:
+        if any(r not in ("S", "R") for r in roles) or "S" not in roles or "R" not in roles:
             return False
         if any(loop_extent(sch, lp) is None for lp in sch.get_loops(block)):
             return False
@@ -323,10 +326,3 @@ def _same_const(a: Any, b: Any) -> bool:
 
     ca, cb = const_int(a), const_int(b)
     return ca is not None and ca == cb
-
-
-def _bound(sch: Any, block: Any) -> bool:
-    """Whether a loop around ``block`` is bound to a thread axis (it is inside a kernel)."""
-    return any(sch.get(lp).thread_binding is not None for lp in sch.get_loops(block))
-
-
