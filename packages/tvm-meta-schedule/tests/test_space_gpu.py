@@ -20,6 +20,9 @@ from tvm.ffi import structural_equal  # noqa: E402
 from tvm.meta_schedule.mutator.mutate_thread_binding import (  # noqa: E402
     MutateThreadBinding, thread_binding_samples,
 )
+from tvm.meta_schedule.mutator.mutate_unroll_gpu import (  # noqa: E402
+    MutateUnrollGPU, unroll_samples,
+)
 from tvm.meta_schedule.postproc.rewrite_unroll_gpu import (  # noqa: E402
     UNROLL_KEY, RewriteUnrollGPU, unroll_plan,
 )
@@ -513,6 +516,20 @@ def test_mutate_thread_binding_changes_the_block_size():
     assert MutateThreadBinding().apply(mlt.trace, random.Random(0)) is None
 
 
+def test_mutate_unroll_changes_only_the_kernel_unroll_limit():
+    func = matmul(64)
+    sch = _space(func, MultiLevelTilingGPU.from_target("cuda", unroll_max_steps=(0, 16, 64)))
+    (step,) = unroll_samples(sch.trace)
+    assert list(_attrs(step)["candidates"]) == [0, 16, 64]
+    for seed in range(5):
+        mutated = MutateUnrollGPU().apply(sch.trace, random.Random(seed))
+        changed = [i for i in sch.trace.insts
+                   if i in sch.trace.decisions and mutated.decisions[i] != sch.trace.decisions[i]]
+        assert changed == [step]
+    assert MutateUnrollGPU().apply(_space(row_reduce(4, 64), CrossThreadReduction(),
+                                          block="Y").trace, random.Random(0)) is None
+
+
 @requires_opencl
 @pytest.mark.parametrize("kind", ["sum", "max"])
 def test_opencl_cross_thread_reductions_compute_the_rows(kind):
@@ -579,7 +596,7 @@ def test_gpu_defaults_are_for_gpu_targets_only():
     assert [type(p).__name__ for p in gpu_postprocs("opencl")] == ["RewriteUnrollGPU",
                                                                     "VerifyGPUCode"]
     probs = gpu_mutator_probs("cuda")
-    assert [type(m).__name__ for m in probs] == ["MutateThreadBinding"]
+    assert [type(m).__name__ for m in probs] == ["MutateThreadBinding", "MutateUnrollGPU"]
     assert all(0 < p <= 1 for p in probs.values())
     for fn in (gpu_sch_rules, gpu_postprocs, gpu_mutator_probs):
         with pytest.raises(ValueError, match="not a GPU target"):

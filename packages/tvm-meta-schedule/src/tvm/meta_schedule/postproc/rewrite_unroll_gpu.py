@@ -4,7 +4,8 @@ A GPU rule (MultiLevelTilingGPU) annotates a kernel's ``blockIdx`` loop with
 ``meta_schedule.gpu_unroll_max_step`` = a sampled value.  Once the candidate's decisions
 are known, this postprocessor unrolls (``sch.unroll``) every loop under the annotated one
 whose fully unrolled body has at most that many statements (a block counts one) and
-holds only serial loops of constant extent (no thread-bound or vectorized loop), then
+holds only serial loops of constant extent and single-store blocks (no thread-bound or
+vectorized loop, no branch), then
 removes the annotation.  Unrolled register tiles keep their accumulators in registers
 (indexed by constants) instead of local memory.  The primitives are recorded, so the
 candidate's trace replays them; a step of 0 unrolls nothing.
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tvm.tir.stmt import Block, BlockRealize, For, ForKind, SeqStmt
+from tvm.tir.stmt import BlockRealize, BufferStore, For, ForKind, SeqStmt
 
 from .postproc import Postproc
 
@@ -46,14 +47,9 @@ def _unrolled_size(stmt: Any, fits: dict[int, bool], max_step: int) -> tuple[int
             n, k = _unrolled_size(s, fits, max_step)
             total, ok = total + n, ok and k
         return total, ok
-    if isinstance(stmt, (BlockRealize, Block)):
-        block = stmt.block if isinstance(stmt, BlockRealize) else stmt
-        nested = isinstance(block.body, (For, SeqStmt, BlockRealize))
-        return 1, not nested
-    body = getattr(stmt, "body", None)
-    if body is not None and not isinstance(body, (int, float)):
-        return _unrolled_size(body, fits, max_step)
-    return 1, True
+    if isinstance(stmt, BlockRealize):
+        return 1, isinstance(stmt.block.body, BufferStore)
+    return 1, False   # anything else (a branch, an opaque nest) is left rolled
 
 
 def unroll_plan(loop: For, max_step: int) -> set[int]:

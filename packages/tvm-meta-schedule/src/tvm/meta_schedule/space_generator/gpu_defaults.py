@@ -8,9 +8,9 @@ schedule rules, postprocessors and mutators, each sized by the target's launch l
   output); in that order, each taking the blocks the earlier ones left;
 * :func:`gpu_postprocs`: RewriteUnrollGPU (the sampled unroll limits of the kernels), then
   VerifyGPUCode (the candidate fits the target's launch limits);
-* :func:`gpu_mutator_probs`: the GPU-specific mutator (thread counts); the generic
-  mutators of sampled decisions (tile sizes, unroll steps, compute locations) are shared
-  with the CPU space and added by its defaults.
+* :func:`gpu_mutator_probs`: the GPU-specific mutators (thread counts, kernel unroll
+  limits); the generic mutators of sampled decisions (tile sizes, compute locations) are
+  shared with the CPU space and added by its defaults.
 """
 
 from __future__ import annotations
@@ -59,6 +59,7 @@ def gpu_postprocs(target: Any) -> list[Any]:
 def gpu_mutator_probs(target: Any) -> dict[Any, float]:
     """GPU-specific mutators with their probabilities (to merge with the shared ones)."""
     from ..mutator.mutate_thread_binding import MutateThreadBinding
+    from ..mutator.mutate_unroll_gpu import MutateUnrollGPU
 
     check_gpu_target(target)
-    return {MutateThreadBinding(): 0.1}
+    return {MutateThreadBinding(): 0.1, MutateUnrollGPU(): 0.05}
