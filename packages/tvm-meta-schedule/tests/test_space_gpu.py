@@ -651,3 +651,28 @@ def test_cuda_candidates_compute_the_matmul():
         np.testing.assert_allclose(out.numpy(), a @ b, rtol=1e-4)
         ran += 1
     assert ran >= 3
+
+
+# --------------------------------------------------------------------------- metal
+def test_metal_design_space_uses_its_limits_and_builds_to_msl():
+    pytest.importorskip("tvm.target.metal")
+    from tvm.target.metal.plugin import ensure_registered
+
+    ensure_registered()
+    func = matmul(256)
+    rule = MultiLevelTilingGPU.from_target("metal")
+    assert rule.max_threads_per_block == 256
+    space = _space(func, rule)
+    built = 0
+    for seed in range(8):
+        cand, ok = _candidate(space.trace, func, seed, "metal", no_unroll)
+        assert ok is _predicted_fit(cand, 256, 32768)[2]   # metal: 32 KiB threadgroup memory
+        if ok and built < 2:
+            src = _build(cand.mod["main"], "metal").get_source()
+            assert re.search(r"threadgroup float A_shared\[\d+\];", src)
+            assert "threadgroup_barrier(mem_flags::mem_threadgroup);" in src
+            built += 1
+    assert built == 2
+    result = apply_rules(tir.Schedule(softmax(4, 128), seed=0), gpu_sch_rules("metal"))
+    src = _build(result.func, "metal").get_source()
+    assert src.count("kernel void") == 3
