@@ -5,7 +5,7 @@ Tile structure ``"SSSRRSRS"``: every spatial loop is split into five sampled lev
 reduction loop into three (``sch.sample_perfect_tile``)::
 
     S0 -> blockIdx.x     (the output tile of a thread block)
-    S1                   (sub-tiles of a thread, a serial loop: TVM's vthread level)
+    S1                   (sub-tiles of a thread: TVM's vthread level, see below)
     S2 -> threadIdx.x    (the threads of the block)
     R0                   (reduction steps; each stages both operands in shared memory)
     R1, S3, R2, S4       (per-thread register tile, reduction steps inside it)
@@ -21,16 +21,17 @@ decomposed out of the reduction (``decompose_reduction`` at ``R0``: each thread 
 registers once).  The kernel's unroll limit is sampled too and applied by the
 RewriteUnrollGPU postprocessor.
 
-Where the loops go, and how this differs from TVM: the kernel is ``S0 R0 S1 S2 R1 S3 R2
+Where the loops go, and how this differs from TVM: the kernel is ``S0 R0 S2 S1 R1 S3 R2
 S4``.  ``compute_at`` here does not relax thread-bound loops for shared buffers (TVM's
 does), so a copy computed under the ``threadIdx`` loop would stage one thread's region
-only; with ``R0`` above ``S1 S2`` the copy covers the block's tile (a thread-bound loop is
-not a real loop: the threads run ``R0`` in step, separated by barriers).  ``S1`` is not
+only; with ``R0`` above the threads the copy covers the block's tile (a thread-bound loop
+is not a real loop: the threads run ``R0`` in step, separated by barriers).  ``S1`` is not
 bound to ``vthread``: virtual threads lower to serial loops, and CompactBufferAllocation
 keeps a ``local`` buffer out of serial loops, so strided virtual-thread sub-tiles would
-size each thread's accumulator to their bounding box.  Instead the ``S1`` sub-tiles of a
-thread are adjacent (the index order of a spatial loop is ``S0 S2 S1 S3 S4``), so the
-accumulator is exactly ``S1*S3*S4`` per dimension.
+size each thread's accumulator to their bounding box.  Instead ``S1`` is a serial loop
+inside the thread loop whose sub-tiles are adjacent (the index order of a spatial loop is
+``S0 S2 S1 S3 S4``): the accumulator is exactly ``S1*S3*S4`` per dimension, and the
+whole register tile can be unrolled (constant register indices).
 
 The thread count (the product of the ``S2`` factors) is sampled like any other factor; a
 candidate over the target's threads or shared memory is rejected by the VerifyGPUCode
@@ -223,7 +224,7 @@ class MultiLevelTilingGPU(ScheduleRule):
             r_tiles.append(sch.split(lp, factors))
         level = [[t[0][k] for t in s_tiles] for k in range(5)]
         r_level = [[t[k] for t in r_tiles] for k in range(3)]
-        sch.reorder(*level[0], *r_level[0], *level[1], *level[2], *r_level[1], *level[3],
+        sch.reorder(*level[0], *r_level[0], *level[2], *level[1], *r_level[1], *level[3],
                     *r_level[2], *level[4])
         thread_factors = [f[2] for _, f in s_tiles]
         threads = _product(thread_factors)
