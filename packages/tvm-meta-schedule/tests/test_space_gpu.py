@@ -504,6 +504,7 @@ def test_mutate_thread_binding_changes_the_block_size():
     func = row_reduce(16, 1000)
     sch = _space(func, CrossThreadReduction.from_target("cuda"), block="Y")
     (cat,) = thread_binding_samples(sch.trace)
+    assert len(thread_binding_samples(Trace.from_json(sch.trace.as_json()))) == 1
     mutated = MutateThreadBinding().apply(sch.trace, random.Random(0))
     assert mutated is not None and mutated.decisions[cat] != sch.trace.decisions[cat]
     again = tir.Schedule(func)
