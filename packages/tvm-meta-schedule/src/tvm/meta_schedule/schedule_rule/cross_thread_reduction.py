@@ -18,8 +18,9 @@ from __future__ import annotations
 from typing import Any, Optional, Sequence
 
 from tvm.tir.schedule.gpu_rules.reduction import cross_thread_ok
-from tvm.tir.schedule.rules import RuleNotApplicable, ScheduleRule, block_kind, loop_extent, \
-    loop_roles
+from tvm.tir.schedule.rules import (
+    RuleNotApplicable, ScheduleRule, block_kind, loop_extent, loop_roles,
+)
 
 from .auto_bind import in_kernel, thread_candidates
 
