@@ -214,3 +214,16 @@ def test_xgb_guided_search_learns_from_measurements():
     assert len(means) == 4 and model.data_size == 32
     # the batch after the first training is all 16-wide; the first was random
     assert means[1] == 16 and means[0] < 16
+
+
+def test_the_default_population_follows_the_batch():
+    """Every member of the population is a replayed schedule: its size follows the batch
+    (4 per trial, 32..512) unless given."""
+    func = matmul()
+    sizes = []
+    for strategy, per_iter in ((EvolutionarySearch(), 4), (EvolutionarySearch(), 64),
+                               (EvolutionarySearch(population_size=48), 64)):
+        ctx = context(func, spaces, strategy)
+        strategy.pre_tuning(8, per_iter, ctx.generate_design_space(), None, RandomModel(0))
+        sizes.append(strategy._population)
+    assert sizes == [EvolutionarySearch.MIN_POPULATION, 256, 48]

@@ -3,13 +3,13 @@
 Each batch (:meth:`EvolutionarySearch.generate_measure_candidates`):
 
 1. *Initial population*: the task's best measured records from the database (at most
-   ``population_size * init_measured_ratio``; their decisions put back onto the design
+   ``population * init_measured_ratio``; their decisions put back onto the design
    space they came from, so they can be mutated) and fresh random samples: a design space
    (drawn uniformly) replayed on ``tir.Schedule(mod, seed=...)`` with every sampling
    decision drawn anew, then the space generator's postprocs; failures are discarded (a
    space without sampling instructions has one candidate, which the first batch takes).
-   Sampling goes on in rounds of ``population_size - measured`` tries until
-   ``init_min_unmeasured`` new candidates are found or ``max_fail_count`` rounds in a row
+   Sampling goes on in rounds of ``population - measured`` tries until
+   ``init_min_unmeasured`` (at most a round's worth) new candidates are found or ``max_fail_count`` rounds in a row
    found none.
 2. *Evolution*, ``genetic_num_iters`` times: the cost model scores the population; each
    slot of the next one takes a parent drawn with probability proportional to its score;
@@ -78,13 +78,21 @@ def _check_prob(name: str, value: Any) -> float:
 
 
 class EvolutionarySearch(SearchStrategy):
-    """See the module docstring for the algorithm and what each parameter controls."""
+    """See the module docstring for the algorithm and what each parameter controls.
 
-    def __init__(self, population_size: int = 512, init_measured_ratio: float = 0.2,
+    ``population_size`` None (the default) sizes the population to the batch: four
+    candidates per trial of a batch, between :attr:`MIN_POPULATION` and
+    :attr:`MAX_POPULATION`."""
+
+    MIN_POPULATION = 32
+    MAX_POPULATION = 512
+
+    def __init__(self, population_size: Optional[int] = None, init_measured_ratio: float = 0.2,
                  init_min_unmeasured: int = 50, max_fail_count: int = 5,
                  genetic_num_iters: int = 4, genetic_mutate_prob: float = 0.85,
                  genetic_max_fail_count: int = 10, eps_greedy: float = 0.05):
-        self.population_size = _check_int("population_size", population_size, 1)
+        self.population_size = (None if population_size is None
+                                else _check_int("population_size", population_size, 1))
         self.init_measured_ratio = _check_prob("init_measured_ratio", init_measured_ratio)
         self.init_min_unmeasured = _check_int("init_min_unmeasured", init_min_unmeasured, 1)
         self.max_fail_count = _check_int("max_fail_count", max_fail_count, 1)
@@ -106,6 +114,10 @@ class EvolutionarySearch(SearchStrategy):
                              "(a TuneContext does it when given the strategy)")
         self.max_trials = _check_int("max_trials", max_trials, 1)
         self.num_trials_per_iter = _check_int("num_trials_per_iter", num_trials_per_iter, 1)
+        # a population in proportion to the batch: every member is a replayed schedule
+        # (tens of milliseconds in Python), so a fixed 512 would cost minutes per small batch
+        self._population = self.population_size or min(
+            self.MAX_POPULATION, max(self.MIN_POPULATION, 4 * num_trials_per_iter))
         if not design_spaces:
             raise ValueError("EvolutionarySearch: no design space (the space generator "
                              "returned none)")
@@ -236,7 +248,7 @@ class EvolutionarySearch(SearchStrategy):
 
     def _warm_start(self) -> list[_Candidate]:
         """The best measured records, as mutable members of a design space."""
-        k = int(self.population_size * self.init_measured_ratio)
+        k = int(self._population * self.init_measured_ratio)
         if self._database is None or k <= 0:
             return []
         out = []
@@ -286,10 +298,10 @@ class EvolutionarySearch(SearchStrategy):
         spaces = [k for k, s in enumerate(self._spaces) if s.sampled]
         if not spaces:
             return []
-        per_round = max(self.population_size - num_measured, 1)
+        per_round = max(self._population - num_measured, 1)
         out: list[_Candidate] = []
         barren = 0
-        while len(out) < self.init_min_unmeasured and barren < self.max_fail_count:
+        while len(out) < min(self.init_min_unmeasured, per_round) and barren < self.max_fail_count:
             found = 0
             for _ in range(per_round):
                 k = spaces[self._rng.randrange(len(spaces))]
@@ -391,7 +403,7 @@ class EvolutionarySearch(SearchStrategy):
         cumulative = np.cumsum(weights).tolist()
         nxt: list[_Candidate] = []
         members: set[int] = set()
-        for _ in range(self.population_size):
+        for _ in range(self._population):
             parent = self._rng.choices(population, cum_weights=cumulative)[0]
             if self._rng.random() >= self.genetic_mutate_prob:
                 nxt.append(parent)
