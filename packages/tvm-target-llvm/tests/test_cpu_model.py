@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import schedule_workloads as W
 from tvm import tir
+from tvm.ffi import structural_equal
 from tvm.target.llvm.schedule_rules import (
     STRICT_ENV, analyze_block, cpu_info, explain_default_schedule, schedule_prim_func,
 )
@@ -316,3 +317,34 @@ def test_cpu_info_hook_gives_the_cpu_model_of_the_target():
     info = hook(target=Target("llvm -mcpu=haswell -num-cores=3"))
     assert info == cpu_info("llvm -mcpu=haswell -num-cores=3")
     assert info.vector_bytes == 32 and info.num_cores == 3 and info.lanes("float32") == 8
+
+
+def test_contraction_rule_offers_a_tuner_its_alternatives():
+    """``candidates``: the default micro-kernel first, then the next tiles of the model and
+    the chosen tile blocked for caches half and twice the modelled size; all distinct and
+    computing the same (the default schedule asks for ``apply`` only)."""
+    from tvm.ffi import structural_hash
+    from tvm.target.llvm.schedule_rules.contraction import tile_choices
+    from tvm.target.llvm.schedule_rules.rules import ContractionRule
+
+    func = W.matmul(192, 256, 512)
+    cpu = cpu_info(HASWELL)
+    sch = tir.Schedule(func)
+    blk = sch.get_block("C")
+    tiles = tile_choices(analyze_block(sch, blk), _contraction(sch, blk, cpu), cpu)
+    assert tiles[0] == _tile(func, "C", HASWELL) and len(set(tiles)) == len(tiles) > 2
+    rule = ContractionRule(cpu)
+    default = tir.Schedule(func)
+    rule.apply(default, default.get_block("C"))
+    cands = rule.candidates(sch, blk)
+    assert structural_equal(cands[0].mod, default.mod)
+    assert len(cands) >= 3
+    assert len({structural_hash(c.mod) for c in cands}) == len(cands)
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((192, 512)).astype("float32")
+    b = rng.standard_normal((512, 256)).astype("float32")
+    for cand in cands:
+        lib = tir.build(cand.mod["main"].with_attr("tir.is_scheduled", True), target=HASWELL)
+        out = np.zeros((192, 256), "float32")
+        lib["main"](a, b, out)
+        np.testing.assert_allclose(out, a @ b, rtol=1e-4, atol=1e-3)

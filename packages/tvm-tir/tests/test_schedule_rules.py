@@ -228,3 +228,50 @@ def test_gpu_rules_explain_which_rule_made_each_kernel():
     assert explain(cases["argmax_all"], gpu_rules(params)) == {"argmax": "single_thread"}
     assert explain(cases["mean_all"], gpu_rules(params)) == {"total": "reduction",
                                                               "mean": "single_thread"}
+
+
+class ParallelOrVectorize(ScheduleRule):
+    """``apply``: parallel; ``candidates`` adds a vectorized alternative (a tuner's)."""
+
+    name = "par_or_vec"
+
+    def applies(self, sch, block):
+        return block_kind(sch, block) == "spatial"
+
+    def transform(self, sch, block):
+        sch.parallel(sch.get_loops(block)[0])
+
+    def candidates(self, sch, block):
+        from tvm.tir.schedule.rules import fork
+
+        other = fork(sch)
+        self.transform(sch, block)
+        other.vectorize(other.get_loops(block)[-1])
+        return [sch, other]
+
+
+def test_candidates_are_asked_only_when_exploring():
+    from tvm.tir.schedule.rules.driver import attempt
+    from tvm.tir.stmt import ForKind
+
+    func = elementwise((4, 8))
+    sch = tir.Schedule(func)
+    block = sch.get_block("C")
+    rule = ParallelOrVectorize()
+    (only,) = attempt(rule, sch, block)
+    assert only.get(only.get_loops(block)[0]).kind == ForKind.PARALLEL
+    first, other = attempt(rule, sch, block, explore=True)
+    assert first.get(first.get_loops(block)[0]).kind == ForKind.PARALLEL
+    assert other.get(other.get_loops(block)[-1]).kind == ForKind.VECTORIZED
+    # FirstOf explores its first applicable alternative's candidates
+    both = FirstOf("anchor", [Decline(), rule])
+    assert len(attempt(both, sch, block, explore=True)) == 2
+    assert len(attempt(both, sch, block)) == 1
+    # the default schedule keeps apply's choice
+    from tvm.tir.stmt import For
+    from tvm.tir.stmt_functor import post_order_visit
+
+    kinds = []
+    post_order_visit(apply_rules(func, [rule]).func.body,
+                     lambda n: kinds.append(n.kind) if isinstance(n, For) else None)
+    assert ForKind.PARALLEL in kinds and ForKind.VECTORIZED not in kinds

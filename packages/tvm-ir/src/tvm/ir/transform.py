@@ -550,7 +550,12 @@ class Pass:
         return self._info.name
 
     def __call__(self, mod: IRModule) -> IRModule:
-        return PassContext.current().run(self, mod)
+        from tvm.ffi.structural import deep_recursion
+
+        # passes walk IR recursively: a deep expression (a long fused elementwise chain)
+        # must not meet Python's default limit of 1000 frames
+        with deep_recursion():
+            return PassContext.current().run(self, mod)
 
     def _apply(self, mod: IRModule, ctx: PassContext) -> IRModule:
         raise NotImplementedError(f"{type(self).__name__} does not implement _apply")

@@ -32,6 +32,7 @@ from collections.abc import Sequence
 from typing import Any, Optional, Union
 
 from tvm.ffi.plugin import get_plugin_manager
+from tvm.ffi.structural import deep_recursion
 from tvm.ir.module import IRModule
 from tvm.ir.target import Target, as_target
 from tvm.ir.transform import Pass, Sequential, get_pass
@@ -271,4 +272,5 @@ def build(
     passes = _as_pipeline(pipeline, tgt, lowering_only=False)
     with tgt:
         mod = passes(mod)
-    return get_codegen(tgt)(mod, tgt)
+    with deep_recursion():  # code generators walk expressions recursively, as passes do
+        return get_codegen(tgt)(mod, tgt)

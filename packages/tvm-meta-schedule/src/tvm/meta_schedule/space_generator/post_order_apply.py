@@ -10,7 +10,11 @@
 The first design space is the default schedule (the rules every plugin contributes for
 the target, :func:`tvm.tir.schedule.rules.rules_for_target`, applied by the framework's
 driver :func:`~tvm.tir.schedule.rules.apply_rules`), so the initial population of a search
-holds the untuned code and tuning can only improve on it.
+holds the untuned code and tuning can only improve on it.  Then come the default rules'
+alternatives (:func:`default_variants`, at most ``max_variants``: the same rules with the
+other decisions their model of the machine is unsure of, such as the next register tiles
+and cache blockings for caches half or twice the modelled size), fixed schedules the
+first batch measures.
 
 The sampled spaces: each rule in turn makes passes over the blocks of every schedule so
 far, as the framework's driver does (a block nobody claimed whose structure fits is
@@ -31,7 +35,7 @@ from tvm.tir.schedule.rules.driver import attempt, sort_rules
 
 from .space_generator import SpaceGenerator
 
-__all__ = ["PostOrderApply", "apply_rules_branching", "default_space"]
+__all__ = ["PostOrderApply", "apply_rules_branching", "default_space", "default_variants"]
 
 logger = logging.getLogger("tvm.meta_schedule.space_generator")
 
@@ -76,6 +80,42 @@ def default_space(mod: Any, target: Any, seed: Optional[int] = None) -> Optional
     return sch
 
 
+def default_variants(mod: Any, target: Any, max_spaces: int = 16,
+                     seed: Optional[int] = None) -> list[Schedule]:
+    """The target's default rules with every alternative they offer
+    (:meth:`ScheduleRule.candidates`: other register tiles, other cache blockings): fixed
+    schedules (no sampling) besides the default one, structurally distinct from it and from
+    each other.  They are the tuner's answer to a machine model that is off."""
+    from tvm.ffi import structural_hash
+    from tvm.tir.schedule.rules import has_blocks, looks_scheduled, rules_for_target
+
+    rules = rules_for_target(target)
+    mod = _as_module(mod)
+    func = mod["main"]
+    if not rules or not has_blocks(func) or looks_scheduled(func):
+        return []
+    try:
+        found = apply_rules_branching(Schedule(mod), rules, max_spaces + 1, explore=True)
+    except Exception as err:  # noqa: BLE001 - as the default build: a rule bug is logged
+        if strict_mode():
+            raise
+        logger.warning("default rule alternatives failed: %s: %s", type(err).__name__, err)
+        return []
+    out = []
+    for sch in found[1:]:  # the first is every rule's first candidate: the default
+        replayed = Schedule(mod, seed=seed)
+        sch.trace.apply_to_schedule(replayed)
+        out.append(replayed)
+    seen = {structural_hash(found[0].mod)}
+    distinct = []
+    for sch in out:
+        key = structural_hash(sch.mod)
+        if key not in seen:
+            seen.add(key)
+            distinct.append(sch)
+    return distinct[:max_spaces]
+
+
 def _next_block(rule: ScheduleRule, sch: Any, skip: frozenset) -> Optional[tuple[Any, str]]:
     """The first block of ``sch`` the rule may be offered: (handle, name), or None."""
     if getattr(rule, "on_root", False):
@@ -93,9 +133,12 @@ def _next_block(rule: ScheduleRule, sch: Any, skip: frozenset) -> Optional[tuple
 
 
 def apply_rules_branching(sch: Schedule, rules: Sequence[ScheduleRule],
-                          max_spaces: int = 64) -> list[Schedule]:
+                          max_spaces: int = 64, explore: bool = True) -> list[Schedule]:
     """``rules`` applied to ``sch`` keeping every candidate of every rule (see the module
-    doc); the first schedule is the one of every rule's first candidate."""
+    doc); the first schedule is the one of every rule's first candidate.  With ``explore``
+    a rule is asked for all its candidates (:meth:`ScheduleRule.candidates`: the default
+    rules add the alternatives their model of the target is unsure of), else for
+    ``apply``'s."""
     schs = [sch]
     for rule in sort_rules(rules):
         out: list[Schedule] = []
@@ -109,7 +152,7 @@ def apply_rules_branching(sch: Schedule, rules: Sequence[ScheduleRule],
                     out.append(cur)
                     continue
                 block, name = found
-                cands = attempt(rule, cur, block)
+                cands = attempt(rule, cur, block, explore=explore)
                 if cands is None:
                     stack.append((cur, failed | {name}, done))
                     continue
@@ -132,12 +175,13 @@ class PostOrderApply(SpaceGenerator):
     def __init__(self, sch_rules: Optional[list[Any]] = None,
                  postprocs: Optional[list[Any]] = None,
                  mutator_probs: Optional[dict[Any, float]] = None,
-                 include_default: bool = True, max_spaces: int = 64):
+                 include_default: bool = True, max_spaces: int = 64, max_variants: int = 16):
         super().__init__(sch_rules, postprocs, mutator_probs)
         if max_spaces < 1:
             raise ValueError(f"PostOrderApply: max_spaces must be >= 1, got {max_spaces}")
         self.include_default = include_default
         self.max_spaces = max_spaces
+        self.max_variants = max_variants
         self.context: Any = None
 
     def initialize_with_tune_context(self, context: Any) -> None:
@@ -157,6 +201,8 @@ class PostOrderApply(SpaceGenerator):
             space = default_space(mod, self.context.target, seed=rng.randrange(1, 2**31 - 1))
             if space is not None:
                 spaces.append(space)
+                spaces.extend(default_variants(mod, self.context.target, self.max_variants,
+                                               seed=rng.randrange(1, 2**31 - 1)))
         if self.sch_rules:
             sch = Schedule(mod, seed=rng.randrange(1, 2**31 - 1))
             spaces.extend(apply_rules_branching(sch, self.sch_rules, self.max_spaces))

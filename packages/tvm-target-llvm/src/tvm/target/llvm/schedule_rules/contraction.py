@@ -48,7 +48,7 @@ from .common import largest_factor, parallelize_outer, reorder, try_primitive, v
 from .cpu import CPUInfo
 from .elementwise import schedule_loops_spatial
 
-__all__ = ["schedule_contraction", "choose_tile", "choose_contraction"]
+__all__ = ["schedule_contraction", "choose_tile", "tile_choices", "choose_contraction"]
 
 #: vector registers one row of the micro-kernel may span (LLVM splits a vector of 3 or 6
 #: registers badly: shuffles through the stack, 20x slower)
@@ -79,7 +79,7 @@ def tile_rate(mr: int, nv: int, cpu: CPUInfo) -> float:
 
 def choose_tile(info: BlockInfo, con: Contraction, cpu: CPUInfo) -> tuple[int, Optional[int]]:
     """``(MR, NR)``: rows unrolled and vector lanes of the micro-kernel (``NR`` None when
-    the vector extent has no vector factor).
+    the vector extent has no vector factor): the first of :func:`tile_choices`.
 
     Every ``NR`` of 1, 2 or 4 whole registers dividing the vector extent is tried with the most
     rows whose accumulators, the loaded vectors and a broadcast fit the register file; the
@@ -87,6 +87,14 @@ def choose_tile(info: BlockInfo, con: Contraction, cpu: CPUInfo) -> tuple[int, O
     wins; among tiles within 2% of it, the one moving the fewest bytes from L2 (see the
     comment below).  An extent holding no whole register
     falls back to half or quarter registers."""
+    return tile_choices(info, con, cpu)[0]
+
+
+def tile_choices(info: BlockInfo, con: Contraction, cpu: CPUInfo
+                 ) -> list[tuple[int, Optional[int]]]:
+    """The register tiles ``(MR, NR)`` the model considers, best first (the choice of
+    :func:`choose_tile`, then the others by modelled rate): what a tuner measures when the
+    model of the machine may be wrong."""
     lanes = cpu.lanes(info.dtype)
     ext_v = info.extents[con.vec]
     ext_r = info.extents[con.row] if con.row is not None else None
@@ -99,10 +107,11 @@ def choose_tile(info: BlockInfo, con: Contraction, cpu: CPUInfo) -> tuple[int, O
     if not options:
         nr = vector_factor(ext_v, lanes)
         if nr is None:
-            return (1 if con.row is None else min(6, ext_r or 6)), None
+            return [((1 if con.row is None else min(6, ext_r or 6)), None)]
         options = [(1, nr)]
     if con.row is None:
-        return 1, max(nr for _, nr in options[:2])
+        best = max(nr for _, nr in options[:2])
+        return [(1, best)] + [(1, nr) for _, nr in options if nr != best]
     # the guard of a partial row tile is unswitched out of the innermost reduction loop
     # only: under several reduction loops (a convolution's rc, ry, rx) every step is guarded
     nested = sum(1 for k in con.reduce if info.extents[k] != 1) > 1
@@ -118,7 +127,7 @@ def choose_tile(info: BlockInfo, con: Contraction, cpu: CPUInfo) -> tuple[int, O
                 rate *= GUARDED_NEST_RATE
             scored.append((rate, mr, nr))
     if not scored:
-        return 1, options[0][1]
+        return [(1, options[0][1])]
     # Within 2% of the fastest, the tile moving the fewest bytes from L2.  A convolution
     # (vector-side output variables) streams its weight panel (all of K x NR) from L2
     # once per row tile: more rows, less traffic.  A matmul's K x NR panels are blocked
@@ -133,7 +142,9 @@ def choose_tile(info: BlockInfo, con: Contraction, cpu: CPUInfo) -> tuple[int, O
 
     _, _, mr, nr = max((*reuse(mr, nr), mr, nr) for rate, mr, nr in scored
                        if rate >= 0.98 * fastest)
-    return mr, nr
+    others = sorted(((rate, *reuse(m, n), m, n) for rate, m, n in scored if (m, n) != (mr, nr)),
+                    reverse=True)
+    return [(mr, nr)] + [(m, n) for *_, m, n in others]
 
 
 def _row_rate(mr: int, nv: int, ext_r: Optional[int], cpu: CPUInfo) -> float:

@@ -33,7 +33,7 @@ from tvm.tir.stmt_functor import post_order_visit
 from .analysis import (
     BlockInfo, analyze_block, contraction_candidates, is_padding_like, match_contraction,
 )
-from .contraction import choose_contraction, schedule_contraction
+from .contraction import choose_contraction, schedule_contraction, tile_choices
 from .cpu import CPUInfo
 from .elementwise import schedule_spatial
 from .reduction import find_row_group, schedule_reduction, schedule_row_group
@@ -169,14 +169,57 @@ class ContractionRule(_CPURule):
     def applies(self, sch: Any, block: Any) -> bool:
         return _contraction(sch, block, self.cpu) is not None
 
+    #: other register tiles (by modelled rate) a tuner measures besides the chosen one
+    ALTERNATIVE_TILES = 2
+    #: cache sizes a tuner tries the chosen tile with (the reduction and panel blocking
+    #: follow L1 and L2: a model that is off by 2x either way is measured too)
+    CACHE_SCALES = ((0.5, 1.0), (2.0, 1.0), (1.0, 0.5), (1.0, 2.0))
+
     def transform(self, sch: Any, block: Any) -> None:
+        self._schedule(sch, block, self.cpu, None)
+
+    def candidates(self, sch: Any, block: Any) -> list[Any]:
+        """The default micro-kernel, then the next register tiles of the model and the
+        chosen tile blocked for caches half and twice the modelled size (distinct
+        schedules only)."""
+        from dataclasses import replace
+
+        from tvm.ffi import structural_hash
+        from tvm.tir.schedule.error import ScheduleError
+        from tvm.tir.schedule.rules import RuleNotApplicable, fork
+
         info = analyze_block(sch, block)
         con = choose_contraction(info, contraction_candidates(info), self.cpu)
+        tiles = tile_choices(info, con, self.cpu)
+        variants: list[tuple[CPUInfo, Any]] = [(self.cpu, None)]
+        variants += [(self.cpu, t) for t in tiles[1:1 + self.ALTERNATIVE_TILES]]
+        variants += [(replace(self.cpu, l1_bytes=int(self.cpu.l1_bytes * a),
+                              l2_bytes=int(self.cpu.l2_bytes * b)), tiles[0])
+                     for a, b in self.CACHE_SCALES]
+        pristine = fork(sch)
+        out, seen = [], set()
+        for cpu, tile in variants:
+            cand = fork(pristine) if out else sch
+            try:
+                self._schedule(cand, block, cpu, tile)
+            except (RuleNotApplicable, ScheduleError, ValueError, TypeError):
+                if not out:
+                    raise  # the default itself failed: the rule does not apply
+                continue
+            key = structural_hash(cand.mod)
+            if key not in seen:
+                seen.add(key)
+                out.append(cand)
+        return out
+
+    def _schedule(self, sch: Any, block: Any, cpu: CPUInfo, tile: Any) -> None:
+        info = analyze_block(sch, block)
+        con = choose_contraction(info, contraction_candidates(info), cpu)
         name = info.name
         epilogue = _epilogue(sch, block)
         prologue = [p for p in sch.get_producers(block)
                     if is_padding_like(analyze_block(sch, p))]
-        schedule_contraction(sch, block, info, con, self.cpu, epilogue, None, prologue)
+        schedule_contraction(sch, block, info, con, cpu, epilogue, tile, prologue)
         claim(sch, name, self.report)
         for e in epilogue:
             if _same_nest(sch, block, e):

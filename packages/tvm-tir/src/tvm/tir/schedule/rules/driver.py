@@ -76,15 +76,16 @@ def _block_names(sch: Any) -> set[str]:
 
 
 def attempt(rule: ScheduleRule, sch: Any, block: Any, reasons: Optional[list[str]] = None,
-            where: str = "") -> Optional[list[Any]]:
-    """``rule.apply`` on a copy of ``sch``: its candidates with the claims made (the block
-    and the blocks the rule created), or None when the rule declined (the reason appended
-    to ``reasons``).  In strict mode an error that looks like a bug is raised."""
+            where: str = "", explore: bool = False) -> Optional[list[Any]]:
+    """``rule.apply`` (``rule.candidates`` when ``explore``: a tuner's design space) on a
+    copy of ``sch``: its candidates with the claims made (the block and the blocks the rule
+    created), or None when the rule declined (the reason appended to ``reasons``).  In
+    strict mode an error that looks like a bug is raised."""
     trial = fork(sch)
     before = _block_names(sch)
     name = sch.get(block).name_hint
     try:
-        out = rule.apply(trial, block)
+        out = rule.candidates(trial, block) if explore else rule.apply(trial, block)
     except _DECLINED as err:
         if strict_mode() and (isinstance(err, InvalidHandleError)
                               or not isinstance(err, (ScheduleError, RuleNotApplicable))):

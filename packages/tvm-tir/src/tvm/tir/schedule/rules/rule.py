@@ -89,6 +89,13 @@ class ScheduleRule:
         self.transform(sch, block)
         return [sch]
 
+    def candidates(self, sch: Any, block: Any) -> list[Any]:
+        """Every candidate a tuner should measure: :meth:`apply`'s first, then schedules with
+        other decisions the rule's model of the target is unsure of (another register tile,
+        another cache blocking).  The default schedule never asks (it keeps :meth:`apply`'s
+        first); a tuner's design space does (``attempt(..., explore=True)``)."""
+        return self.apply(sch, block)
+
     def transform(self, sch: Any, block: Any) -> None:
         """Schedule ``block`` in ``sch`` with the rule's default decisions."""
         raise NotImplementedError(f"schedule rule {self.name!r} defines neither apply nor "
@@ -114,13 +121,19 @@ class FirstOf(ScheduleRule):
         return any(r.applies(sch, block) for r in self.rules)
 
     def apply(self, sch: Any, block: Any) -> list[Any]:
+        return self._first(sch, block, explore=False)
+
+    def candidates(self, sch: Any, block: Any) -> list[Any]:
+        return self._first(sch, block, explore=True)
+
+    def _first(self, sch: Any, block: Any, explore: bool) -> list[Any]:
         from .driver import attempt
 
         reasons: list[str] = []
         for rule in self.rules:
             if not rule.applies(sch, block):
                 continue
-            out = attempt(rule, sch, block, reasons)
+            out = attempt(rule, sch, block, reasons, explore=explore)
             if out:
                 return out
         raise RuleNotApplicable("; ".join(reasons) or "no alternative applies")
