@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
-from ...expr import IntImm, IterVarType, Var
+from ...expr import BufferLoad, IntImm, IterVarType, Var
 from ...functor import StmtExprVisitor
 from ...stmt import Block, BlockRealize, BufferStore, For, ForKind
 from ...stmt_functor import free_vars, pre_order_visit
@@ -143,16 +143,52 @@ class AutoInline(ScheduleRule):
 
     name = "auto_inline"
     label = "inlined"
+    #: expression nodes a producer may have and still be copied into a consumer that reads
+    #: it several times (each copy repeats it: a chain of such blocks, inlined one into the
+    #: next, would grow exponentially, as x * erf(x) ... does)
+    MAX_DUPLICATED_NODES = 24
 
     def __init__(self, inlinable: Optional[Callable[[Any, Any], bool]] = None):
         self.inlinable = inlinable
 
     def applies(self, sch: Any, block: Any) -> bool:
         if self.inlinable is not None:
-            return self.inlinable(sch, block)
-        return (block_kind(sch, block) == "spatial"
-                and isinstance(sch.get(block).body, BufferStore)
-                and bool(sch.get_consumers(block)))
+            fits = self.inlinable(sch, block)
+        else:
+            fits = (block_kind(sch, block) == "spatial"
+                    and isinstance(sch.get(block).body, BufferStore)
+                    and bool(sch.get_consumers(block)))
+        return fits and not self._duplicates(sch, block)
+
+    def _duplicates(self, sch: Any, block: Any) -> bool:
+        """Whether inlining would copy a large expression several times into a consumer."""
+        body = sch.get(block).body
+        if not isinstance(body, BufferStore):
+            return False
+        size = 0
+
+        def count(_: Any) -> bool:
+            nonlocal size
+            size += 1
+            return True
+
+        pre_order_visit(body.value, count)
+        if size <= self.MAX_DUPLICATED_NODES:
+            return False
+        data = body.buffer.data
+        for consumer in sch.get_consumers(block):
+            reads = 0
+
+            def loads(node: Any) -> bool:
+                nonlocal reads
+                if isinstance(node, BufferLoad) and node.buffer.data is data:
+                    reads += 1
+                return True
+
+            pre_order_visit(sch.get(consumer).body, loads)
+            if reads > 1:
+                return True
+        return False
 
     def transform(self, sch: Any, block: Any) -> None:
         sch.compute_inline(block)
