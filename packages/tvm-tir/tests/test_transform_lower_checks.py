@@ -82,3 +82,18 @@ def test_messages_args_are_int64_and_funcs_without_checks_are_unchanged():
     assert c.args[3].dtype == "int64" and c.dtype == "int32"
     f = _func(BufferStore(Out, X[0, 0], (0, 0)), X, Idx, Out)
     assert lower_checks(f) is f
+
+
+def test_an_outer_check_is_asserted_before_the_checks_in_its_value():
+    """An operator's own check (index range) fails before a guard inside its value (a
+    division by the axis size) would."""
+    X, Idx, Out = _buffers()
+    i = Var("i")
+    raw = Idx[i]
+    inner = checked(raw, LT(raw, 3), "inner")
+    outer = checked(inner, LT(raw, 4), "outer")
+    got = lower_checks(_func(For(i, 0, 3, ForKind.SERIAL,
+                                 BufferStore(Out, X[outer, 0], (i, 0))), X, Idx, Out))
+    first = got.body.body
+    assert isinstance(first, AssertStmt) and str(first.message) == "outer"
+    assert isinstance(first.body, AssertStmt) and str(first.body.message) == "inner"

@@ -58,12 +58,15 @@ class _ExprChecks(StmtExprMutator):
 
     def visit_call_(self, e: Call) -> Any:
         if e.op is _CHECK:
-            value, cond = self.visit_expr(e.args[0]), self.visit_expr(e.args[1])
+            # the check first, then the checks inside its value: an operator's own check
+            # (an index out of range) is reported before a guard within (a division by
+            # the axis size it would compute with that index)
+            cond = self.visit_expr(e.args[1])
             args = tuple(self.visit_expr(a) for a in e.args[3:])
             message = e.args[2]
             self._add(cond, message.value if isinstance(message, StringImm) else str(message),
                       args)
-            return value
+            return self.visit_expr(e.args[0])
         if e.op is _IF_THEN_ELSE:
             c = self.visit_expr(e.args[0])
             self.guards.append(c)
