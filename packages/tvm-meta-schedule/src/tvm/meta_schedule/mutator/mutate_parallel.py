@@ -8,7 +8,8 @@ import random
 from typing import Any, Optional
 
 from ..schedule_rule.parallel_vectorize_unroll import PARALLEL_ATTR
-from .mutate_unroll import annotated_categoricals, mutate_categorical
+from .mutate_unroll import annotated_categoricals
+from .mutator import mutate_categorical
 from .mutator import Mutator
 
 __all__ = ["MutateParallel"]

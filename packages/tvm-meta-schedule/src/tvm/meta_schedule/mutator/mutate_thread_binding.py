@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 from tvm.tir.schedule.handles import ExprRV
 
-from .mutator import Mutator
+from .mutator import Mutator, mutate_categorical
 
 __all__ = ["MutateThreadBinding", "thread_binding_samples"]
 
@@ -49,12 +49,4 @@ class MutateThreadBinding(Mutator):
     name = "mutate_thread_binding"
 
     def apply(self, trace: Any, rng: random.Random) -> Optional[Any]:
-        samples = [s for s in thread_binding_samples(trace)
-                   if len(dict(zip(s.kind.attrs, s.attrs))["candidates"]) > 1]
-        if not samples:
-            return None
-        inst = rng.choice(samples)
-        n = len(dict(zip(inst.kind.attrs, inst.attrs))["candidates"])
-        old = trace.decisions[inst]
-        new = rng.choice([k for k in range(n) if k != old])
-        return trace.with_decision(inst, new)
+        return mutate_categorical(trace, thread_binding_samples(trace), rng)

@@ -12,7 +12,7 @@ import random
 from typing import Any, Optional
 
 from ..postproc.rewrite_unroll_gpu import UNROLL_KEY
-from .mutator import Mutator
+from .mutator import Mutator, mutate_categorical
 
 __all__ = ["MutateUnrollGPU", "unroll_samples"]
 
@@ -40,11 +40,4 @@ class MutateUnrollGPU(Mutator):
     name = "mutate_unroll_gpu"
 
     def apply(self, trace: Any, rng: random.Random) -> Optional[Any]:
-        samples = [s for s in unroll_samples(trace)
-                   if len(dict(zip(s.kind.attrs, s.attrs))["candidates"]) > 1]
-        if not samples:
-            return None
-        inst = rng.choice(samples)
-        n = len(dict(zip(inst.kind.attrs, inst.attrs))["candidates"])
-        old = trace.decisions[inst]
-        return trace.with_decision(inst, rng.choice([k for k in range(n) if k != old]))
+        return mutate_categorical(trace, unroll_samples(trace), rng)
