@@ -49,12 +49,13 @@ def test_a_library_is_checked_before_dlopen(tmp_path):
     seal_file(lib)               # the user vouches for it
     mod = rt.load_module(lib)
     assert marker.exists() and mod.function_names
-    # corrupt it after sealing: refused again
+    # a corrupted copy is refused (the loaded file itself is mapped: never write it)
     data = bytearray(lib.read_bytes())
     data[100] ^= 0xFF
-    lib.write_bytes(bytes(data))
+    copy = tmp_path / "corrupt.so"
+    copy.write_bytes(bytes(data))
     with pytest.raises(rt.ModuleLoadError, match="is corrupt"):
-        rt.load_module(lib)
+        rt.load_module(copy)
 
 
 def test_seal_file_is_idempotent(tmp_path):

@@ -107,9 +107,11 @@ def test_module_metadata_describes_parameters(kernels):
     (fn,) = meta["functions"]
     assert meta["version"] == 1 and fn["name"] == fn["symbol"] == "kern"
     assert fn["params"] == [
-        {"name": "A", "kind": "tensor", "dtype": "float32", "shape": ["n", 4]},
-        {"name": "B", "kind": "tensor", "dtype": "float32", "shape": ["n", 4]},
-        {"name": "C", "kind": "tensor", "dtype": "int32", "shape": ["(n * 2)"]},
+        # A is only read: a read-only array may be passed for it
+        {"name": "A", "kind": "tensor", "dtype": "float32", "shape": ["n", 4], "written": False},
+        {"name": "B", "kind": "tensor", "dtype": "float32", "shape": ["n", 4], "written": True},
+        {"name": "C", "kind": "tensor", "dtype": "int32", "shape": ["(n * 2)"],
+         "written": True},
         {"name": "scale", "kind": "scalar", "dtype": "float32"},
         {"name": "count", "kind": "scalar", "dtype": "int32"},
     ]
