@@ -8,7 +8,14 @@ import importlib.util
 
 import pytest
 
-_LLVM = importlib.util.find_spec("tvm.target.llvm") is not None
+def _has(module: str) -> bool:
+    try:  # find_spec raises when a parent package (tvm.target) is missing too
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:
+        return False
+
+
+_LLVM = _has("tvm.target.llvm")
 
 
 def pytest_collection_modifyitems(config, items):  # noqa: ARG001 - pytest hook signature
