@@ -21,6 +21,7 @@ from tvm.meta_schedule.arg_info import args_info, random_inputs  # noqa: E402
 from tvm.meta_schedule.builder import BuilderInput, LocalBuilder, default_build  # noqa: E402
 from tvm.meta_schedule.runner import CorrectnessCheck, LocalRunner, RunnerInput  # noqa: E402
 from tvm.meta_schedule.runner.utils import build_cores, measure_cores  # noqa: E402
+from child_processes import children  # noqa: E402
 
 # ---------------------------------------------------------------- f_build for the workers
 # (module level: the spawned workers import this module to find them)
@@ -50,17 +51,6 @@ def hanging_build(mod, target):
 
 def affinity_build(mod, target):
     raise RuntimeError(f"affinity={sorted(os.sched_getaffinity(0))}")
-
-
-def _children() -> set[int]:
-    pids = set()
-    for task in os.listdir("/proc/self/task"):
-        try:
-            with open(f"/proc/self/task/{task}/children") as f:
-                pids.update(int(p) for p in f.read().split())
-        except OSError:
-            pass
-    return pids
 
 
 # ---------------------------------------------------------------- kernels
@@ -194,7 +184,7 @@ def test_workers_avoid_the_measuring_core():
 
 
 def test_ctrl_c_stops_every_worker():
-    before = _children()
+    before = children()
     b = LocalBuilder(timeout_sec=60, f_build=hanging_build, max_workers=2)
     b._start_workers(2)  # workers are up before the interrupt
     timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))
@@ -202,13 +192,13 @@ def test_ctrl_c_stops_every_worker():
     with pytest.raises(KeyboardInterrupt):
         b.build([BuilderInput(marked(add_mod()), "llvm")] * 2)
     timer.join()
-    assert _children() - before == set()
+    assert children() - before == set()
     (res,) = b.build([BuilderInput(add_mod(), "llvm")])  # usable again
     assert res.error_msg is None
     work_dir = b.work_dir
     b.close()
     assert not os.path.exists(work_dir)
-    assert _children() - before == set()
+    assert children() - before == set()
     with pytest.raises(RuntimeError, match="after close"):
         b.build([])
 

@@ -19,6 +19,7 @@ import pytest
 from tvm.meta_schedule.arg_info import TensorInfo, random_inputs
 from tvm.meta_schedule.runner import CorrectnessCheck, LocalRunner, RunnerInput, RunnerResult
 from tvm.meta_schedule.runner.utils import compare_results, measure_cores
+from child_processes import children  # noqa: E402
 
 N = 256
 INFO = [TensorInfo("float32", (N,))] * 3
@@ -71,17 +72,6 @@ def kernels(tmp_path_factory) -> str:
 def _check(ins=None):
     ins = ins if ins is not None else random_inputs(INFO, seed=3)
     return CorrectnessCheck(ins, [ins[0], ins[1], ins[0] + ins[1]])
-
-
-def _children() -> set[int]:
-    pids = set()
-    for task in os.listdir("/proc/self/task"):
-        try:
-            with open(f"/proc/self/task/{task}/children") as f:
-                pids.update(int(p) for p in f.read().split())
-        except OSError:
-            pass
-    return pids
 
 
 def _result(runner, path, func, check=None) -> RunnerResult:
@@ -183,7 +173,7 @@ def test_measuring_process_is_pinned(kernels):
 
 
 def test_ctrl_c_stops_the_measuring_process(kernels):
-    before = _children()
+    before = children()
     runner = LocalRunner(timeout_sec=60, number=1, repeat=1, min_repeat_ms=0)
     timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
     timer.start()
@@ -192,11 +182,11 @@ def test_ctrl_c_stops_the_measuring_process(kernels):
         runner.run([RunnerInput(kernels, "cpu", INFO, func_name="hang")])
     timer.join()
     assert time.monotonic() - start < 10
-    assert _children() - before == set()
+    assert children() - before == set()
     # and the runner can be used again
     assert _result(runner, kernels, "add").run_secs
     runner.close()
-    assert _children() - before == set()
+    assert children() - before == set()
 
 
 def test_options_are_checked():

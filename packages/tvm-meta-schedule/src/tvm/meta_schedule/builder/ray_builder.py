@@ -19,7 +19,7 @@ import uuid
 import weakref
 from typing import Any, Callable, Optional
 
-from ..runner.ray_runner import connect_ray, ray_error
+from ..runner.ray_runner import connect_ray, ray_error, remote_task
 from .builder import Builder, BuilderInput, BuilderResult
 from .local_builder import default_build, default_export, serialize_input
 
@@ -51,16 +51,6 @@ def build_to_bytes(mod_json: str, target_json: str, f_build: Callable, f_export:
             return f.read(), None
     finally:
         shutil.rmtree(os.path.dirname(res.artifact_path), ignore_errors=True)
-
-
-_remote_build: Any = None
-
-
-def _remote(ray: Any) -> Any:
-    global _remote_build
-    if _remote_build is None:
-        _remote_build = ray.remote(max_retries=0)(build_to_bytes)
-    return _remote_build
 
 
 class RayBuilder(Builder):
@@ -112,7 +102,7 @@ class RayBuilder(Builder):
         if not self._finalizer.alive:
             raise RuntimeError("RayBuilder: build() after close()")
         ray = self._ray
-        task = _remote(ray).options(num_cpus=self.num_cpus, resources=self.resources)
+        task = remote_task(ray, build_to_bytes).options(num_cpus=self.num_cpus, resources=self.resources)
         results: list[Optional[BuilderResult]] = [None] * len(inputs)
         refs: dict[Any, int] = {}
         try:

@@ -106,12 +106,8 @@ class JSONDatabase(MemoryDatabase):
                 continue
             where = (self.path_workload, index + 1)
             try:
-                data = json.loads(text)
-                if not isinstance(data, dict):
-                    raise ValueError("not a JSON object")
-                if data.get("version") != RECORD_VERSION:
-                    self._skip(*where, f"workload of version {data.get('version')!r}; this "
-                               f"tuner reads version {RECORD_VERSION}")
+                data = self._versioned(text, "workload", where)
+                if data is None:
                     continue
                 file_shash = data["shash"]
                 if not isinstance(file_shash, str):
@@ -137,6 +133,18 @@ class JSONDatabase(MemoryDatabase):
             if record is not None:
                 self._add_record(record)
 
+    def _versioned(self, text: str, what: str, where: tuple[Path, int]) -> Optional[dict]:
+        """The JSON object of a line; None (skipped with a warning) when it is of another
+        version; ValueError when it is not an object."""
+        data = json.loads(text)
+        if not isinstance(data, dict):
+            raise ValueError("not a JSON object")
+        if data.get("version") != RECORD_VERSION:
+            self._skip(*where, f"{what} of version {data.get('version')!r}; this tuner reads "
+                       f"version {RECORD_VERSION}")
+            return None
+        return data
+
     def _parse_record(self, text: str, by_line: dict[int, tuple[Workload, str]],
                       lineno: int) -> Optional[TuningRecord]:
         from tvm.ir.target import as_target
@@ -144,12 +152,8 @@ class JSONDatabase(MemoryDatabase):
 
         where = (self.path_tuning_record, lineno)
         try:
-            data = json.loads(text)
-            if not isinstance(data, dict):
-                raise ValueError("not a JSON object")
-            if data.get("version") != RECORD_VERSION:
-                self._skip(*where, f"record of version {data.get('version')!r}; this tuner "
-                           f"reads version {RECORD_VERSION}")
+            data = self._versioned(text, "record", where)
+            if data is None:
                 return None
             entry = by_line.get(data.get("workload"))
             wl = entry[0] if entry is not None and entry[1] == data.get("shash") else None

@@ -147,9 +147,9 @@ class LocalRunner(Runner):
     def kill(self) -> None:
         """Kill the child process at once (safe from another thread: a measurement under
         way there then ends with an error result)."""
-        proc = getattr(self._session, "_proc", None)  # ProcessSession has no public kill()
-        if proc is not None and proc.poll() is None:
-            proc.kill()
+        session = self._session
+        if session is not None:
+            session.kill()
 
     def close(self) -> None:
         """Stop the child process (the next measurement starts a new one)."""

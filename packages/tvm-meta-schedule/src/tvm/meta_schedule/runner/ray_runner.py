@@ -22,7 +22,7 @@ import os
 import shutil
 import tempfile
 import threading
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from .runner import Runner, RunnerFuture, RunnerInput, RunnerResult
 
@@ -48,6 +48,18 @@ def connect_ray(address: Optional[str], init_kwargs: Optional[dict[str, Any]]) -
     if not ray.is_initialized():
         ray.init(address=address, **dict(init_kwargs or {}))
     return ray
+
+
+_REMOTE: dict[Callable[..., Any], Any] = {}
+
+
+def remote_task(ray: Any, fn: Callable[..., Any]) -> Any:
+    """``fn`` as a Ray remote function (made once per function; never retried: a task that
+    failed on its node is a failed candidate, not something to run again)."""
+    task = _REMOTE.get(fn)
+    if task is None:
+        task = _REMOTE[fn] = ray.remote(max_retries=0)(fn)
+    return task
 
 
 def ray_error(ray: Any, what: str, err: BaseException) -> str:
@@ -101,16 +113,6 @@ def measure_bytes(artifact: bytes, inp: RunnerInput, options: dict[str, Any]) ->
         return done[0]
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-
-
-_remote_measure: Any = None
-
-
-def _remote(ray: Any) -> Any:
-    global _remote_measure
-    if _remote_measure is None:
-        _remote_measure = ray.remote(max_retries=0)(measure_bytes)
-    return _remote_measure
 
 
 # ---------------------------------------------------------------------------- the driver
@@ -184,7 +186,7 @@ class RayRunner(Runner):
         missing = self._missing_resources()
         futures: list[RunnerFuture] = []
         batch: list[Any] = []
-        task = _remote(self._ray).options(num_cpus=0, resources=self.resources)
+        task = remote_task(self._ray, measure_bytes).options(num_cpus=0, resources=self.resources)
         for inp in inputs:
             if not isinstance(inp, RunnerInput):
                 raise TypeError(f"RayRunner: expected a RunnerInput, got {type(inp).__name__}")

@@ -80,8 +80,7 @@ def default_space(mod: Any, target: Any, seed: Optional[int] = None) -> Optional
     return sch
 
 
-def default_variants(mod: Any, target: Any, max_spaces: int = 16,
-                     seed: Optional[int] = None) -> list[Schedule]:
+def default_variants(mod: Any, target: Any, max_spaces: int = 16) -> list[Schedule]:
     """The target's default rules with every alternative they offer
     (:meth:`ScheduleRule.candidates`: other register tiles, other cache blockings): fixed
     schedules (no sampling) besides the default one, structurally distinct from it and from
@@ -101,14 +100,10 @@ def default_variants(mod: Any, target: Any, max_spaces: int = 16,
             raise
         logger.warning("default rule alternatives failed: %s: %s", type(err).__name__, err)
         return []
-    out = []
-    for sch in found[1:]:  # the first is every rule's first candidate: the default
-        replayed = Schedule(mod, seed=seed)
-        sch.trace.apply_to_schedule(replayed)
-        out.append(replayed)
+    # the first is every rule's first candidate: the default schedule
     seen = {structural_hash(found[0].mod)}
     distinct = []
-    for sch in out:
+    for sch in found[1:]:
         key = structural_hash(sch.mod)
         if key not in seen:
             seen.add(key)
@@ -201,8 +196,7 @@ class PostOrderApply(SpaceGenerator):
             space = default_space(mod, self.context.target, seed=rng.randrange(1, 2**31 - 1))
             if space is not None:
                 spaces.append(space)
-                spaces.extend(default_variants(mod, self.context.target, self.max_variants,
-                                               seed=rng.randrange(1, 2**31 - 1)))
+                spaces.extend(default_variants(mod, self.context.target, self.max_variants))
         if self.sch_rules:
             sch = Schedule(mod, seed=rng.randrange(1, 2**31 - 1))
             spaces.extend(apply_rules_branching(sch, self.sch_rules, self.max_spaces))

@@ -32,13 +32,14 @@ __all__ = ["TaskScheduler", "TaskState", "MeasureCallback"]
 logger = logging.getLogger("tvm.meta_schedule.task_scheduler")
 
 
-class MeasureCallback:
+class MeasureCallback(ABC):
     """Called after each measured batch: ``apply(task_scheduler, task_id, candidates,
     builder_results, runner_results)``.  A plain function of those arguments works too."""
 
+    @abstractmethod
     def apply(self, task_scheduler: Any, task_id: int, candidates: list[Any],
               builder_results: list[Any], runner_results: list[Any]) -> None:
-        raise NotImplementedError
+        """Look at (log, stop on, save) one measured batch of task ``task_id``."""
 
 
 @dataclass

@@ -251,6 +251,13 @@ class ProcessSession(Session):
             raise _RequestFailed(body.decode("utf-8", "replace"))
         return body
 
+    def kill(self) -> None:
+        """Kill the server process at once, without waiting for it (safe from another
+        thread: a request under way there fails with a RunnerError)."""
+        proc = getattr(self, "_proc", None)
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+
     def _kill(self) -> None:
         if self._proc.poll() is None:
             self._proc.kill()
