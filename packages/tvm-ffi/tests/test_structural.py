@@ -349,3 +349,33 @@ def test_changing_one_field_breaks_equality_at_that_path(recipe, data):
     with pytest.raises(StructuralMismatch) as info:
         assert_structural_equal(lhs, rhs)
     assert info.value.path == path
+
+
+_STABLE_SNIPPET = """
+import sys
+sys.path.insert(0, {tests!r})
+import numpy as np
+from toy_ir import Add, Const, Func, Var
+from tvm.ffi import structural_hash
+x, y = Var("x"), Var("y")
+func = Func((x, y), Add(Add(x, y), Const(2)))
+print(structural_hash(func))
+print(structural_hash({{"name": "matmul", "shape": (4, None), "w": np.arange(6.0)}}))
+"""
+
+
+def test_structural_hash_is_the_same_in_every_process():
+    """Stored hashes (tuning records) must mean the same thing in the next process:
+    strings, bytes and None are not hashed with Python's per-process salt."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = _STABLE_SNIPPET.format(tests=str(Path(__file__).parent))
+    outs = set()
+    for seed in ("1", "2", "random"):
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        outs.add(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                check=True, env=env).stdout)
+    assert len(outs) == 1 and len(next(iter(outs)).split()) == 2

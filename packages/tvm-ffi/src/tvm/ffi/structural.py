@@ -7,11 +7,16 @@ by binding position: a variable first met inside a ``def`` field (or anywhere, w
 that mapping.  A variable that was never bound compares by identity.
 
 ``structural_hash`` follows the same rules, so ``structural_equal(a, b)`` implies
-``structural_hash(a) == structural_hash(b)``.
+``structural_hash(a) == structural_hash(b)``.  It is the same in every process (strings,
+bytes and None are hashed with a fixed digest, not Python's per-process salted ``hash``), so
+it can be stored; only a graph holding a free variable (compared by identity) hashes per
+process.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import math
 import sys
 from collections.abc import Iterator
@@ -156,6 +161,32 @@ def _plain_keys(d: dict) -> bool:
     return all(type(k) in _PLAIN_KEY_TYPES or isinstance(k, Enum) for k in d)
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _stable_str(s: str) -> int:
+    """A hash of ``s`` that every process agrees on (Python's ``hash`` of a str or bytes is
+    salted per process); structural hashes are then stable across processes, so they can
+    be stored (tuning records, caches on disk)."""
+    return int.from_bytes(hashlib.blake2b(s.encode("utf-8", "surrogatepass"),
+                                          digest_size=8).digest(), "little")
+
+
+def _stable_bytes(b: bytes) -> int:
+    return int.from_bytes(hashlib.blake2b(b, digest_size=8).digest(), "little")
+
+
+def _stable_leaf(x: Any) -> Any:
+    """``x`` with the parts Python hashes per process (str, bytes, None) made stable."""
+    if isinstance(x, str):
+        return _stable_str(x)
+    if isinstance(x, bytes):
+        return _stable_bytes(x)
+    if x is None:
+        return 0x6E6F6E65  # hash(None) depends on None's address before Python 3.12
+    if isinstance(x, tuple):
+        return tuple(_stable_leaf(v) for v in x)
+    return x
+
+
 def _key_id(k: Any) -> tuple[str, Any]:
     # Type-strict: the keys 1, 1.0 and True are different keys here.
     return (f"{type(k).__module__}.{type(k).__qualname__}", k)
@@ -181,6 +212,10 @@ def _leaf_equal(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
+# tags of the kinds of value hashed (distinct small ints: ints hash the same in every process)
+_STR, _SEQ, _MAP, _INT, _FLOAT, _NDARRAY, _NPSCALAR, _VAR, _FREE_VAR, _NAN = range(1, 11)
+
+
 class _Hasher:
     def __init__(self, map_free_vars: bool):
         self.map_free_vars = map_free_vars
@@ -190,8 +225,8 @@ class _Hasher:
 
     def hash(self, x: Any, defining: bool) -> int:
         kind = type(x)
-        if kind is str:  # the commonest leaf (names, dtypes), as the generic rule below
-            return hash(("str", x))
+        if kind is str:  # the commonest leaf (names, dtypes)
+            return hash((_STR, _stable_str(x)))
         if isinstance(x, Object):
             if x._is_var:
                 return self._hash_var(x, defining)
@@ -199,44 +234,45 @@ class _Hasher:
             if cached is not None:
                 return cached
             sub = self.hash
-            h = hash((x._type_key, *[sub(getattr(x, name), defining or binds)
-                                      for name, binds in x._compared_fields]))
+            h = hash((_stable_str(x._type_key), *[sub(getattr(x, name), defining or binds)
+                                                   for name, binds in x._compared_fields]))
             self.memo[id(x)] = h
             self.keep_alive.append(x)
             return h
         if kind is tuple or isinstance(x, (list, tuple)):
             sub = self.hash
-            return hash(("seq", len(x), *[sub(v, defining) for v in x]))
+            return hash((_SEQ, len(x), *[sub(v, defining) for v in x]))
         if isinstance(x, dict):
             if _plain_keys(x):
                 # Sorted, as the checker visits them, so variable numbering agrees too.
-                items = [(_key_id(k), self.hash(x[k], defining)) for k in _sorted_keys(x)]
-                return hash(("map", tuple(items)))
+                items = [(_stable_leaf(_key_id(k)), self.hash(x[k], defining))
+                         for k in _sorted_keys(x)]
+                return hash((_MAP, tuple(items)))
             return hash(
-                ("map", tuple((self.hash(k, defining), self.hash(v, defining)) for k, v in x.items()))
+                (_MAP, tuple((self.hash(k, defining), self.hash(v, defining)) for k, v in x.items()))
             )
         # CPython hashes -1 like -2; the flag keeps the common constants -1 and -2 apart.
         if type(x) is int:
-            return hash(("int", x, x == -1))
+            return hash((_INT, x, x == -1))
         if isinstance(x, float):
-            return hash(("float", "nan" if math.isnan(x) else x, x == -1.0))
+            return hash((_FLOAT, _NAN if math.isnan(x) else x, x == -1.0))
         if _is_ndarray(x):
-            return hash(("ndarray", str(x.dtype), x.shape, x.tobytes()))
+            return hash((_NDARRAY, _stable_str(str(x.dtype)), x.shape, _stable_bytes(x.tobytes())))
         if _np is not None and isinstance(x, _np.generic):
-            return hash(("npscalar", str(x.dtype), x.tobytes()))
+            return hash((_NPSCALAR, _stable_str(str(x.dtype)), _stable_bytes(x.tobytes())))
         if isinstance(x, Enum):
-            return hash((type(x).__qualname__, x.value))
-        return hash((type(x).__name__, x))
+            return hash((_stable_str(type(x).__qualname__), _stable_leaf(x.value)))
+        return hash((_stable_str(type(x).__name__), _stable_leaf(x)))
 
     def _hash_var(self, v: Object, defining: bool) -> int:
         index = self.var_ids.get(id(v))
         if index is None:
             if not (defining or self.map_free_vars):
-                return hash(("free-var", id(v)))
+                return hash((_FREE_VAR, id(v)))  # a free variable is itself: per process
             index = len(self.var_ids)
             self.var_ids[id(v)] = index
             self.keep_alive.append(v)
-        return hash(("var", v._type_key, index,
+        return hash((_VAR, _stable_str(v._type_key), index,
                      *[self.hash(getattr(v, name), True) for name, _ in v._compared_fields]))
 
 

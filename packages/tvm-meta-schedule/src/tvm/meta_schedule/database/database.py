@@ -29,8 +29,8 @@ RECORD_VERSION = 1
 @dataclass(eq=False)
 class Workload:
     """A kernel to tune: ``mod`` (``main`` is the unscheduled PrimFunc) and ``shash``, its
-    structural hash as a hex string (valid in this process: ``tvm.ffi.structural_hash``
-    hashes strings with Python's randomized ``hash``)."""
+    structural hash as a hex string (``tvm.ffi.structural_hash``, the same in every
+    process)."""
 
     mod: Any
     shash: str

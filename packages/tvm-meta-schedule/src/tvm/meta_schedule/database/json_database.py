@@ -12,9 +12,10 @@
 
 ``workload`` is the line number (from 0) of the workload in its file and ``shash`` that
 line's ``shash``: together they pair a record with its kernel.  ``shash`` is
-``tvm.ffi.structural_hash`` in the process that wrote the line; the hash is not stable
-across processes (it hashes strings with Python's randomized ``hash``), so a reader
-recomputes it from the parsed kernel for its own lookups.  ``run_secs`` is null for a
+``tvm.ffi.structural_hash`` of the kernel (the same in every process); a reader still
+recomputes it from the parsed kernel for its lookups, so a file written under another
+version of the hash (or a kernel whose TVMScript was edited) pairs its records by line and
+is looked up by what the kernel is now.  ``run_secs`` is null for a
 candidate that failed.  Kernels are stored as TVMScript and read back with the
 TVMScript parser; traces as :meth:`Trace.as_json`: nothing is pickled or executed.  Each
 line is flushed as it is written, so an interrupted tuning keeps every measurement.  On
@@ -113,7 +114,7 @@ class JSONDatabase(MemoryDatabase):
                 if not isinstance(file_shash, str):
                     raise ValueError(f"shash must be a string, got {file_shash!r}")
                 mod = normalize_mod(mod_from_tvmscript(data["tvmscript"]))
-                shash = shash_of(mod)   # this process's hash (see the module docstring)
+                shash = shash_of(mod)   # what the kernel hashes to now (module docstring)
             except Exception as err:  # noqa: BLE001 - any bad line is skipped
                 self._skip(*where, f"not a workload ({type(err).__name__}: {err})")
                 continue
