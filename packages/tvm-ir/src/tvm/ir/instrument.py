@@ -18,7 +18,7 @@ import re
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Iterable, TextIO
 
 from .module import IRModule
 
@@ -116,13 +116,23 @@ class PrintAfterEachPass(PassInstrument):
     """Writes the module's TVMScript after every pass.
 
     With ``folder``: one file per pass, ``000_<PassName>.py``, ``001_<PassName>.py``, ... (the
-    numbering restarts each time the PassContext is entered), so the stages can be diffed.
-    Without: prints to ``stream`` (default ``sys.stdout``) under a ``# After pass`` header.
+    numbering restarts each time the PassContext is entered), so the stages can be diffed;
+    the files hold the metadata block, so each parses back. Without: prints to ``stream``
+    (default ``sys.stdout``) under a ``# After pass`` header, without the metadata block
+    unless ``show_meta``. ``passes`` limits the output to the passes of those names.
     """
 
-    def __init__(self, folder: str | Path | None = None, stream: TextIO | None = None) -> None:
+    def __init__(
+        self,
+        folder: str | Path | None = None,
+        stream: TextIO | None = None,
+        show_meta: bool | None = None,
+        passes: Iterable[str] | None = None,
+    ) -> None:
         self.folder = Path(folder) if folder is not None else None
         self.stream = stream
+        self.show_meta = self.folder is not None if show_meta is None else show_meta
+        self.passes = None if passes is None else set(passes)
         self.counter = 0
         self.written: list[Path] = []
 
@@ -133,7 +143,9 @@ class PrintAfterEachPass(PassInstrument):
             self.folder.mkdir(parents=True, exist_ok=True)
 
     def run_after_pass(self, mod: IRModule, info: PassInfo) -> None:
-        text = mod.script()
+        if self.passes is not None and info.name not in self.passes:
+            return
+        text = mod.script(show_meta=self.show_meta)
         header = f"# IR after pass {info.name} (#{self.counter}, opt_level={info.opt_level})\n"
         if self.folder is not None:
             self.folder.mkdir(parents=True, exist_ok=True)

@@ -330,19 +330,20 @@ class IRModule(Object):
     __delitem__ = remove
 
     # -- printing -----------------------------------------------------------------------------
-    def script(self, name: str = "Module") -> str:
+    def script(self, name: str = "Module", show_meta: bool = True) -> str:
         """The module as TVMScript (``@I.ir_module class Module: ...``, see
-        :func:`tvm.script.ir.print_module`)."""
+        :func:`tvm.script.ir.print_module`); it parses back. ``show_meta=False`` leaves out
+        the metadata block (the values of large constants)."""
         from tvm.script.ir.printer import print_module
 
-        return print_module(self, name)
+        return print_module(self, name, show_meta)
 
-    def show(self, name: str = "Module") -> None:
-        """Print :meth:`script`."""
-        print(self.script(name), end="")
+    def show(self, name: str = "Module", show_meta: bool = False) -> None:
+        """Print :meth:`script`, without the metadata block unless ``show_meta``."""
+        print(self.script(name, show_meta), end="")
 
     def __str__(self) -> str:
-        return self.script()
+        return self.script(show_meta=False)
 
 
-register_repr(IRModule, IRModule.script)
+register_repr(IRModule, IRModule.__str__)

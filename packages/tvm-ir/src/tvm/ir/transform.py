@@ -729,14 +729,17 @@ def function_pass(
     return create(pass_func) if pass_func is not None else create
 
 
-def PrintIR(header: str = "", stream: TextIO | None = None) -> ModulePass:  # noqa: N802
-    """A pass that prints the module's TVMScript (after ``header``) and returns it unchanged."""
+def PrintIR(  # noqa: N802
+    header: str = "", stream: TextIO | None = None, show_meta: bool = False
+) -> ModulePass:
+    """A pass that prints the module's TVMScript (after ``header``) and returns it unchanged;
+    the metadata block (large constants) only with ``show_meta``."""
 
     def print_ir(mod: IRModule, ctx: PassContext) -> IRModule:
         out = stream or sys.stdout
         if header:
             out.write(f"# {header}\n")
-        out.write(mod.script())
+        out.write(mod.script(show_meta=show_meta))
         return mod
 
     return ModulePass(print_ir, PassInfo(0, "PrintIR"))

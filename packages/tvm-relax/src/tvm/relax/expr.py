@@ -598,15 +598,16 @@ class Function(BaseFunc, Expr):
     def __call__(self, *args: Any) -> Call:
         return Call(self, [as_expr(a, "call argument") for a in args])
 
-    def script(self, name: Optional[str] = None) -> str:
-        """This function as TVMScript (``@R.function``); it parses back to an equal function."""
+    def script(self, name: Optional[str] = None, show_meta: bool = True) -> str:
+        """This function as TVMScript (``@R.function``); it parses back to an equal function.
+        ``show_meta=False`` leaves out the metadata block (the values of large constants)."""
         from tvm.script.relax.printer import print_function
 
-        return print_function(self, name)
+        return print_function(self, name, show_meta=show_meta)
 
-    def show(self, name: Optional[str] = None) -> None:
-        """Print :meth:`script`."""
-        print(self.script(name), end="")
+    def show(self, name: Optional[str] = None, show_meta: bool = False) -> None:
+        """Print :meth:`script`, without the metadata block unless ``show_meta``."""
+        print(self.script(name, show_meta), end="")
 
     def _derived_struct_info(self) -> Optional[StructInfo]:
         if self.ret_struct_info is None:

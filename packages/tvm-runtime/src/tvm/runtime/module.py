@@ -147,6 +147,11 @@ class Module:
 
     # ------------------------------------------------------------------ source / export
 
+    @property
+    def source_formats(self) -> list[str]:
+        """The formats :meth:`get_source` answers, the main one first."""
+        return list(self._sources)
+
     def get_source(self, fmt: str = "") -> str:
         """The source of format ``fmt`` (``""``: the module's main source)."""
         if fmt == "" and self._sources:

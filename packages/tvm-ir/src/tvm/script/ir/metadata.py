@@ -10,6 +10,11 @@ the values, as :func:`tvm.ffi.to_json` text, in a comment block after the defini
 Being a comment, the block leaves the script valid Python; the parsers (``@I.ir_module``,
 ``@R.function``, ``from_source``) read it back into the name ``metadata`` when the script
 uses that name without defining it.
+
+Printing for people (``mod.show()``, ``str(mod)``) leaves the block out by default: it holds
+every weight of an imported model. In its place a one-line comment says what was left out
+(``OMITTED``); ``show_meta=True`` prints it. A script printed that way does not parse back, and
+the parsers say so.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ __all__ = ["MetadataTable", "format_metadata", "extract_metadata", "env_with_met
 
 BEGIN = "# <metadata: values referenced as metadata[key][i] (tvm.ffi JSON)>"
 END = "# </metadata>"
+OMITTED = "# <metadata omitted:"
 _WIDTH = 96
 
 
@@ -49,8 +55,14 @@ class MetadataTable:
     def __bool__(self) -> bool:
         return bool(self.values)
 
-    def text(self) -> str:
-        return format_metadata(self.values) if self.values else ""
+    def text(self, show_meta: bool = True) -> str:
+        """The metadata block, or with ``show_meta=False`` the one-line note replacing it."""
+        if not self.values:
+            return ""
+        if show_meta:
+            return format_metadata(self.values)
+        kinds = ", ".join(f"{len(v)} {k}" for k, v in self.values.items())
+        return f"{OMITTED} {kinds}; print with show_meta=True to include it>\n"
 
 
 def _chunks(text: str) -> list[str]:
@@ -105,6 +117,11 @@ def env_with_metadata(source: Any, env: Sequence[Mapping[str, Any]]) -> list[Map
     if BEGIN not in text and source.name and not source.name.startswith("<"):
         text = "".join(linecache.getlines(source.name))
     if BEGIN not in text:
+        if OMITTED in text:
+            raise source.error(
+                "the script was printed without its metadata block (show_meta=False); print "
+                "it with show_meta=True (mod.script() does) to parse it back"
+            )
         return env
     try:
         values = extract_metadata(text)

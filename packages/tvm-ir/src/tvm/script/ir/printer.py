@@ -52,9 +52,10 @@ def _attr_value(value: Any, ctx: ScriptContext) -> str:
     return repr(value)  # no TVMScript form: shown, but it will not parse back
 
 
-def print_module(mod: IRModule, name: str = "Module") -> str:
+def print_module(mod: IRModule, name: str = "Module", show_meta: bool = True) -> str:
     """The module as TVMScript; it parses back (``I.parse``) to a structurally equal module
-    when every function kind in it has a registered printer."""
+    when every function kind in it has a registered printer. ``show_meta=False`` replaces the
+    metadata block (the values of large constants) by a one-line note."""
     ctx = ScriptContext(class_name=name)
     known: set[str] = set()  # preludes of the printers used
     bodies: list[str] = []
@@ -82,5 +83,5 @@ def print_module(mod: IRModule, name: str = "Module") -> str:
     body = "\n\n".join(_indent(b) for b in bodies) if bodies else "    pass"
     out = f"{head}\n@I.ir_module\nclass {name}:\n{body}\n"
     if ctx.metadata:
-        out += "\n" + ctx.metadata.text()
+        out += "\n" + ctx.metadata.text(show_meta)
     return out

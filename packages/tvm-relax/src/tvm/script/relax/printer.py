@@ -532,20 +532,23 @@ def _header(text: str) -> str:
     return "\n".join(lines) + "\n\n"
 
 
-def print_function(func: Function, name: Optional[str] = None, header: bool = True) -> str:
-    """The TVMScript of a lone Relax function, with its metadata block if it needs one."""
+def print_function(
+    func: Function, name: Optional[str] = None, header: bool = True, show_meta: bool = True
+) -> str:
+    """The TVMScript of a lone Relax function, with its metadata block if it needs one (a
+    one-line note in its place with ``show_meta=False``)."""
     ctx = ScriptContext()
     with deep_recursion():
         text = FunctionPrinter(ctx).print_function(func, name)
     if ctx.metadata:
-        text += "\n" + ctx.metadata.text()
+        text += "\n" + ctx.metadata.text(show_meta)
     return (_header(text) if header else "") + text
 
 
-def script(node: Any, name: Optional[str] = None) -> str:
+def script(node: Any, name: Optional[str] = None, show_meta: bool = True) -> str:
     """TVMScript text of a Relax function, expression, binding, block or StructInfo."""
     if isinstance(node, Function):
-        return print_function(node, name)
+        return print_function(node, name, show_meta=show_meta)
     printer = FunctionPrinter()
     with deep_recursion():
         if isinstance(node, StructInfo):
@@ -571,6 +574,6 @@ def script(node: Any, name: Optional[str] = None) -> str:
 def safe_repr(node: Any) -> str:
     """TVMScript for ``repr``; falls back to the field dump rather than failing."""
     try:
-        return script(node)
+        return script(node, show_meta=False)
     except Exception:  # noqa: BLE001 - repr must not fail
         return generic_repr(node)

@@ -236,6 +236,12 @@ class LLVMModule(NativeModule):
             create_target_machine(self.options).emit_assembly(llvm.parse_assembly(self._ir))
         return missing if same else []
 
+    @property
+    def source_formats(self) -> list[str]:
+        """``ll`` (optimised LLVM IR), ``ll-raw`` (before optimisation), ``asm`` (made when
+        first asked for)."""
+        return ["ll", "ll-raw", "asm"]
+
     def get_source(self, fmt: str = "") -> str:
         """``"ll"`` (default), ``"ll-raw"`` or ``"asm"``."""
         if fmt == "asm" and "asm" not in self._sources:
