@@ -12,7 +12,7 @@ import sys
 import traceback
 from typing import Optional, Sequence
 
-from .model import ModelError
+from .model import ModelError, OptionError
 from .progress import Progress
 
 __all__ = ["main", "build_parser", "EXIT_OK", "EXIT_ERROR", "EXIT_USAGE", "EXIT_INPUT"]
@@ -42,8 +42,8 @@ examples:
   tvmc plugins
   tvmc targets
 
-exit codes: 0 success, 1 failure (compile, run, tune), 2 bad command line,
-3 unreadable input file, 130 interrupted."""
+exit codes: 0 success, 1 failure (compile, run, tune), 2 bad command line or
+option value, 3 missing or unreadable input file, 130 interrupted."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -103,4 +103,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"tvmc {args.command}: error: {kind}{message}", file=sys.stderr)
         if not args.verbose:
             print("(run with --verbose for the traceback)", file=sys.stderr)
+        if isinstance(err, OptionError):
+            return EXIT_USAGE
         return EXIT_INPUT if _is_input_error(err) else EXIT_ERROR

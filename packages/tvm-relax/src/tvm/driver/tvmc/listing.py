@@ -145,7 +145,7 @@ def loops(function_text: str, fmt: str) -> list[str]:
         bodies.append(body)
     outer = [b for b in bodies if not any(b < other for other in bodies)]
     unique = sorted({frozenset(b) for b in outer}, key=min)
-    return ["\n".join(line for i in sorted(b) for line in blocks[i][1]) for b in unique]
+    return ["\n".join(line for i in sorted(b) for line in blocks[i][1]).rstrip() for b in unique]
 
 
 def _is_part(name: str, kernel: str) -> bool:

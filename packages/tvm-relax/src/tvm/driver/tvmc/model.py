@@ -14,12 +14,16 @@ from typing import Optional, Union
 
 from tvm.ir.module import IRModule
 
-__all__ = ["ModelError", "FORMATS", "detect_format", "parse_input_shapes", "parse_input_dtypes",
-           "load_model"]
+__all__ = ["ModelError", "OptionError", "FORMATS", "detect_format", "parse_input_shapes",
+           "parse_input_dtypes", "load_model"]
 
 
 class ModelError(ValueError):
-    """A model file that cannot be read, or a bad ``--input-shapes`` / ``--input-dtypes``."""
+    """A model file that does not exist or cannot be read."""
+
+
+class OptionError(ValueError):
+    """A command-line option whose value does not parse (``--input-shapes`` ...)."""
 
 
 #: suffix -> (format name, frontend module or None when no frontend exists yet)
@@ -65,24 +69,24 @@ def parse_input_shapes(text: Optional[str]) -> dict[str, Shape]:
         name, sep, dims = entry.rpartition(":")
         dims = dims.strip()
         if not sep or not name or not (dims.startswith("[") and dims.endswith("]")):
-            raise ModelError(
+            raise OptionError(
                 f"--input-shapes: {entry!r} is not NAME:[d0,d1,...] (for example "
                 "'input:[1,3,224,224]')"
             )
         shape: Shape = []
         for d in filter(None, (p.strip() for p in dims[1:-1].split(","))):
             if not _DIM.match(d):
-                raise ModelError(f"--input-shapes: {name}: {d!r} is not an int, '?' or a name")
+                raise OptionError(f"--input-shapes: {name}: {d!r} is not an int, '?' or a name")
             if d == "?":
                 shape.append(None)
             elif d.lstrip("-").isdigit():
                 if int(d) < 0:
-                    raise ModelError(f"--input-shapes: {name}: negative dimension {d}")
+                    raise OptionError(f"--input-shapes: {name}: negative dimension {d}")
                 shape.append(int(d))
             else:
                 shape.append(d)
         if name in shapes:
-            raise ModelError(f"--input-shapes: {name!r} is given twice")
+            raise OptionError(f"--input-shapes: {name!r} is given twice")
         shapes[name] = shape
     return shapes
 
@@ -97,7 +101,7 @@ def parse_input_dtypes(text: Optional[str]) -> Union[None, str, dict[str, str]]:
     for entry in text.split():
         name, sep, dtype = entry.rpartition(":")
         if not sep or not name or not dtype:
-            raise ModelError(f"--input-dtypes: {entry!r} is not NAME:DTYPE")
+            raise OptionError(f"--input-dtypes: {entry!r} is not NAME:DTYPE")
         dtypes[name] = dtype
     return dtypes
 
@@ -131,7 +135,7 @@ def load_model(path: Union[str, Path], input_shapes: Optional[dict[str, Shape]] 
         known = {i.name for i in model.graph.input}
         unknown = sorted(set(input_shapes) - known)
         if unknown:
-            raise ModelError(
+            raise OptionError(
                 f"--input-shapes names {', '.join(unknown)}, which the model does not have; "
                 f"its inputs are {', '.join(sorted(known)) or 'none'}"
             )

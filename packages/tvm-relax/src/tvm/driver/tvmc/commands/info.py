@@ -37,7 +37,8 @@ def _targets_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                     "known target distributions that are not installed.",
         epilog="examples:\n  tvmc targets\n  tvmc targets --attrs",
         formatter_class=FORMATTER)
-    p.add_argument("--attrs", action="store_true", help="list each kind's attributes")
+    p.add_argument("--attrs", action="store_true",
+                   help="list each kind's attributes and what each named target stands for")
     return p
 
 
@@ -64,7 +65,8 @@ def _targets_run(args: argparse.Namespace, progress: Progress) -> int:
                 tname = getattr(typ, "__name__", str(typ))
                 shown = "" if default is None else f" = {default!r}"
                 print(f"      -{attr}: {tname}{shown}")
-    missing = sorted({d for k, d in KNOWN_TARGET_DISTRIBUTIONS.items() if k not in kinds})
+    installed = {d for k, d in KNOWN_TARGET_DISTRIBUTIONS.items() if k in kinds}
+    missing = sorted(set(KNOWN_TARGET_DISTRIBUTIONS.values()) - installed)
     if missing:
         print("\nnot installed:")
         for dist in missing:
@@ -72,10 +74,13 @@ def _targets_run(args: argparse.Namespace, progress: Progress) -> int:
             print(f"  {', '.join(provides):<{width + 8}} pip install {dist}")
     tags = list_target_tags()
     if tags:
-        print(f"\nnamed targets ({len(tags)}):")
+        print(f"\nnamed targets ({len(tags)}; use the name as --target):")
+        tag_width = max(len(n) for n in tags)
         for name, tag in tags.items():
-            doc = f"  ({tag.doc.strip().splitlines()[0]})" if tag.doc.strip() else ""
-            print(f"  {name}: {tag.target}{doc}")
+            doc = tag.doc.strip().splitlines()[0] if tag.doc.strip() else ""
+            print(f"  {name:<{tag_width}}  {doc}")
+            if args.attrs:
+                print(f"  {'':<{tag_width}}  = {tag.target}")
     return 0
 
 

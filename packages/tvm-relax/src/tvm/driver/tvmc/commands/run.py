@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 from typing import Any, Optional
 
 import numpy as np
 
+from ..model import OptionError
 from ..progress import Progress
 from .common import FORMATTER
 
@@ -81,7 +83,7 @@ def make_inputs(executable: Any, function: str, given: dict[str, np.ndarray],
     names = [s[0] for s in signature]
     extra = sorted(set(given) - set(names))
     if extra:
-        raise ValueError(f"--inputs has {', '.join(extra)}, which {function} does not take; "
+        raise OptionError(f"--inputs has {', '.join(extra)}, which {function} does not take; "
                          f"its parameters are {', '.join(names)}")
     args = []
     for name, dtype, shape in signature:
@@ -89,7 +91,7 @@ def make_inputs(executable: Any, function: str, given: dict[str, np.ndarray],
             args.append(given[name])
             continue
         if dtype is None or shape is None or not all(isinstance(d, int) for d in shape):
-            raise ValueError(f"parameter {name} of {function} has no static shape and dtype "
+            raise OptionError(f"parameter {name} of {function} has no static shape and dtype "
                              f"(shape {shape}): give it in --inputs")
         if dtype.startswith("float") or dtype.startswith("bfloat"):
             value = rng.standard_normal(shape).astype(dtype if dtype != "bfloat16" else "float32")
@@ -123,7 +125,7 @@ def run(args: argparse.Namespace, progress: Progress) -> int:
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such executable (make one with `tvmc compile`)")
     if args.repeat < 1 or args.number < 1:
-        raise ValueError("--repeat and --number must be at least 1")
+        raise OptionError("--repeat and --number must be at least 1")
     with progress.stage(f"loading {path}"):
         ex = load_executable(os.fspath(path), trusted=True if args.trusted else None)
         device = runtime.device(args.device)
@@ -135,15 +137,18 @@ def run(args: argparse.Namespace, progress: Progress) -> int:
         with np.load(args.inputs, allow_pickle=False) as data:
             given = {k: data[k] for k in data.files}
     inputs = make_inputs(ex, args.function, given, args.seed)
+    # a CSV or JSON profile on stdout stays parseable: everything else goes to stderr
+    info = sys.stderr if args.profile and args.profile_format != "table" and \
+        not args.profile_output else sys.stdout
     with progress.stage(f"running @{args.function} on {device}"):
         outputs = _flatten(vm[args.function](*inputs))
     if args.outputs:
         np.savez(args.outputs, **{f"output_{i}": o for i, o in enumerate(outputs)})
-        print(f"wrote {len(outputs)} outputs to {args.outputs}")
+        print(f"wrote {len(outputs)} outputs to {args.outputs}", file=info)
     else:
         with np.printoptions(threshold=20, edgeitems=3, precision=5):
             for i, o in enumerate(outputs):
-                print(f"output_{i}: {o.dtype}{list(o.shape)}\n{o}")
+                print(f"output_{i}: {o.dtype}{list(o.shape)}\n{o}", file=info)
     if args.print_time:
         with progress.stage(f"timing ({args.repeat} x {args.number} runs)"):
             result = vm.time_evaluator(args.function, number=args.number,
@@ -151,7 +156,7 @@ def run(args: argparse.Namespace, progress: Progress) -> int:
         print(f"@{args.function} on {device}, {args.repeat} measurements of {args.number} "
               f"runs (ms): mean {result.mean * 1e3:.4f}  median {result.median * 1e3:.4f}  "
               f"std {result.std * 1e3:.4f}  min {result.min * 1e3:.4f}  max "
-              f"{result.max * 1e3:.4f}")
+              f"{result.max * 1e3:.4f}", file=info)
     if args.profile:
         with progress.stage("profiling"):
             report = vm.profile(args.function, *inputs)
@@ -159,7 +164,7 @@ def run(args: argparse.Namespace, progress: Progress) -> int:
         if args.profile_output:
             Path(args.profile_output).write_text(text + ("\n" if not text.endswith("\n") else ""),
                                                  encoding="utf-8")
-            print(f"wrote the profile to {args.profile_output}")
+            print(f"wrote the profile to {args.profile_output}", file=info)
         else:
             print(text)
     return 0

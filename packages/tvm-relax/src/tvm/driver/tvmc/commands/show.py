@@ -63,7 +63,11 @@ def run(args: argparse.Namespace, progress: Progress) -> int:
                 names = ", ".join(gv.name_hint for gv in stage_mod.get_global_vars())
                 raise ValueError(f"stage {args.stage} has no function {args.kernel!r}; it has: "
                                  f"{names}")
-            print(stage_mod[args.kernel].script(args.kernel, show_meta=args.show_meta), end="")
+            from tvm.relax.expr import Function
+
+            func = stage_mod[args.kernel]
+            meta = {"show_meta": args.show_meta} if isinstance(func, Function) else {}
+            print(func.script(args.kernel, **meta), end="")
         else:
             print(stage_mod.script(show_meta=args.show_meta), end="")
         return 0

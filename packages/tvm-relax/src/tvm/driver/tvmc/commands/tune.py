@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..model import OptionError
 from ..progress import Progress
 from .common import FORMATTER, add_model_arguments, add_target_arguments, import_model, target_of
 
@@ -43,7 +44,7 @@ def run(args: argparse.Namespace, progress: Progress) -> int:
         raise ValueError("tvmc tune needs the auto-tuner: pip install "
                          "'tvm-meta-schedule[xgboost]'") from None
     if args.trials < 1 or args.trials_per_iter < 1:
-        raise ValueError("--trials and --trials-per-iter must be at least 1")
+        raise OptionError("--trials and --trials-per-iter must be at least 1")
     mod = import_model(args, progress)
     target = target_of(args)
     db = ms.tune_relax(mod, None, target, args.work_dir, max_trials_global=args.trials,
