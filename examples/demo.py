@@ -3,7 +3,8 @@
     nox -s demo            # or: python examples/demo.py  (with the packages installed)
 
 Part A, the graph level: a Relax model (matmul + bias) in TVMScript -> LegalizeOps -> relax.build
-(fusion, default schedules, memory planning, bytecode) -> the VM, for targets "c" and "llvm".
+(fusion, default schedules, memory planning, bytecode) -> the VM, for targets "c" and "llvm";
+the fused matmul+add kernel as scheduled TIR and its machine-code loops; a per-kernel profile.
 Part B, the loop level: te.compute -> TIR PrimFunc -> schedule and trace -> lowered TIR ->
 generated LLVM IR / C -> run and check against numpy -> export a shared library, load it back.
 """
@@ -18,6 +19,7 @@ import time
 import numpy as np
 
 from tvm import ir, relax, te, tir
+from tvm.driver.tvmc.listing import kernel_source, loops, split_functions
 from tvm.ffi.plugin import format_plugin_table
 from tvm.script import relax as R
 from tvm.ir.transform import PassContext, PassTimingInstrument
@@ -80,7 +82,19 @@ def graph_level(a: np.ndarray, b: np.ndarray, bias: np.ndarray) -> int:
         if err > 1e-3:
             print("MISMATCH", file=sys.stderr)
             return 1
-    banner("A4. per-kernel profile")
+    kernel = next(n for n in ex.kernel_lib.function_names if n.startswith("fused_"))
+    banner(f"A4. the fused kernel {kernel}: scheduled TIR and its machine-code loops")
+    ex.lowered_mod[kernel].show(kernel)
+    asm = ex.kernel_lib.get_source("asm")
+    found = [loop for name, text in split_functions(asm, "asm").items()
+             if name.startswith(kernel + "_") for loop in loops(text, "asm", innermost=True)]
+    hot = (max(found, key=lambda loop: loop.count("fma")) if found
+           else kernel_source(asm, "asm", kernel)).splitlines()
+    print(f"--- {kernel}: the innermost loop of its assembly that does the multiply-adds "
+          f"({len(hot)} of {len(asm.splitlines())} lines; `tvmc show --stage asm --kernel "
+          f"{kernel}` prints all its loops) ---")
+    print("\n".join(hot[:40] + (["    ..."] if len(hot) > 40 else [])))
+    banner("A5. per-kernel profile")
     print(vm.profile("main", a, b, bias))
     return 0
 
@@ -119,14 +133,13 @@ def main() -> int:
             lib = tir.build(sch.mod, target=target)
         print(f"compiled in {time.perf_counter() - start:.3f} s; pass timings:")
         print(timing.render())
-        source = lib.get_source("ll" if target == "llvm" else "")
-        lines = source.splitlines()
-        # Skip the argument checks' message strings / the C preamble: show the kernel body.
-        marker = "define" if target == "llvm" else "static"
-        start = next((i for i, line in enumerate(lines) if line.startswith(marker)), 0)
-        print(f"--- generated {'LLVM IR' if target == 'llvm' else 'C'} "
-              f"({len(lines)} lines; 25 from line {start + 1}) ---")
-        print("\n".join(lines[start:start + 25]))
+        fmt = "ll" if target == "llvm" else "c"
+        source = lib.get_source(fmt)
+        # the compute part of kernel "main", without the packed-call argument checks
+        body = kernel_source(source, fmt, "main").splitlines()
+        print(f"--- generated {'LLVM IR' if target == 'llvm' else 'C'}: {len(source.splitlines())} "
+              f"lines in all; the compute function of 'main', {len(body)} lines ---")
+        print("\n".join(body[:40] + (["    ..."] if len(body) > 40 else [])))
 
         out = runtime.empty((m, n), "float32")
         lib["main"](a, b, bias, out)

@@ -4,8 +4,9 @@ A kernel module's source holds every kernel, and each kernel starts with the pac
 argument checks (dozens of compare-and-branch blocks) before its loops. ``tvmc show --kernel``
 prints the kernel asked for; with ``hot`` (the default) it prints its compute functions (the
 code generators split a kernel ``k`` into a checking entry ``k`` and ``k_compute_`` /
-``k_parallel_lambda`` / ``k_compute_parallel`` parts) and, in assembly, where those are
-inlined, its loops (found from the back edges of the control-flow graph).
+``k_parallel_lambda`` / ``k_compute_parallel`` parts); in assembly (and in LLVM IR where the
+parts were inlined) it prints their loops, found from the back edges of the control-flow
+graph.
 """
 
 from __future__ import annotations
@@ -106,9 +107,10 @@ def _blocks(function_text: str, fmt: str) -> list[tuple[str, list[str], list[str
     return out
 
 
-def loops(function_text: str, fmt: str) -> list[str]:
-    """The outermost loops of a function in assembly or LLVM IR (``fmt`` ``"asm"`` /
-    ``"ll"``), each as the text of its blocks in program order. A loop is found from a back
+def loops(function_text: str, fmt: str, innermost: bool = False) -> list[str]:
+    """The outermost loops (with ``innermost``: the loops holding no other loop) of a
+    function in assembly or LLVM IR (``fmt`` ``"asm"`` / ``"ll"``), each as the text of its
+    blocks in program order. A loop is found from a back
     edge of a depth-first walk of the control-flow graph (a branch to a block still on the
     walk's stack) as the blocks that reach the branch without passing the loop's header."""
     blocks = _blocks(function_text, fmt)
@@ -143,8 +145,11 @@ def loops(function_text: str, fmt: str) -> list[str]:
                     body.add(p)
                     work.append(p)
         bodies.append(body)
-    outer = [b for b in bodies if not any(b < other for other in bodies)]
-    unique = sorted({frozenset(b) for b in outer}, key=min)
+    if innermost:
+        chosen = [b for b in bodies if not any(other < b for other in bodies)]
+    else:
+        chosen = [b for b in bodies if not any(b < other for other in bodies)]
+    unique = sorted({frozenset(b) for b in chosen}, key=min)
     return ["\n".join(line for i in sorted(b) for line in blocks[i][1]).rstrip() for b in unique]
 
 
@@ -166,13 +171,11 @@ def kernel_source(text: str, fmt: str, kernel: str, hot: bool = True) -> str:
     parts = [n for n in names if _is_part(n, kernel)]
     if not hot:
         return "\n\n".join(functions[n] for n in [kernel, *parts])
-    if parts:
-        return "\n\n".join(functions[n] for n in parts)
-    if fmt in ("asm", "ll"):
-        found = loops(functions[kernel], fmt)
+    hot_functions = parts or [kernel]
+    if fmt == "asm" or (fmt == "ll" and not parts):
+        found = [loop for n in hot_functions for loop in loops(functions[n], fmt)]
         if found:
-            shown = "\n\n".join(found)
             note = "#" if fmt == "asm" else ";"
             return (f"{note} loops of {kernel} (argument checks left out; --all shows "
-                    f"them)\n{shown}")
-    return functions[kernel]
+                    "them)\n" + "\n\n".join(found))
+    return "\n\n".join(functions[n] for n in hot_functions)
