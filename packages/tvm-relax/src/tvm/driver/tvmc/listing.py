@@ -165,6 +165,8 @@ def kernel_source(text: str, fmt: str, kernel: str, hot: bool = True) -> str:
     names = [n for n in functions if n == kernel or n.startswith(kernel + "_")]
     entries = sorted(n for n in functions if not any(
         _is_part(n, other) for other in functions if other != n))
+    if kernel not in functions and f"__tvm_fn_{kernel}" in functions:
+        functions[kernel] = functions[f"__tvm_fn_{kernel}"]  # a name C reserves, renamed
     if kernel not in functions:
         shown = ", ".join(e for e in entries if not e.startswith("__")) or "none"
         raise ValueError(f"no kernel {kernel!r} in the generated {fmt} code; kernels: {shown}")
