@@ -9,6 +9,7 @@ Models (float32, seeded random weights, built with onnx.helper in tests/onnx/mod
 
     resnet18      batch 1, 3x224x224
     mobilenet_v2  batch 1, 3x224x224
+    densenet121   batch 1, 3x224x224 (427 nodes, 120 convolutions: the compile-time case)
     bert          BERT-base-like small config: 4 layers, hidden 512, 8 heads, FFN 2048,
                   batch 1, sequence 128 (symbolic batch/sequence in the compiled program)
 
@@ -59,9 +60,11 @@ def build_model(name: str) -> tuple[Any, dict[str, np.ndarray]]:
         return models.resnet18(), models.image_input(1, 224)
     if name == "mobilenet_v2":
         return models.mobilenet_v2(), models.image_input(1, 224)
+    if name == "densenet121":
+        return models.densenet121(), models.image_input(1, 224)
     if name == "bert":
         return models.bert_encoder(**BERT), models.bert_inputs(1, BERT_SEQ, BERT["vocab"])
-    raise SystemExit(f"unknown model {name!r} (resnet18, mobilenet_v2, bert)")
+    raise SystemExit(f"unknown model {name!r} (resnet18, mobilenet_v2, densenet121, bert)")
 
 
 def _stats(times: list[float]) -> dict[str, float]:

@@ -1,6 +1,6 @@
 """Real model graphs built directly with ``onnx.helper`` (seeded random weights).
 
-``resnet18``, ``mobilenet_v2`` and ``bert_encoder`` return an ``onnx.ModelProto``; ``width``
+``resnet18``, ``mobilenet_v2``, ``densenet121`` and ``bert_encoder`` return an ``onnx.ModelProto``; ``width``
 (and the BERT sizes) shrink them for tests, the defaults are the full-size networks used by
 ``benchmarks/models.py``.  No torch or torchvision needed.
 """
@@ -112,6 +112,45 @@ def resnet18(width: int = 64, image_size: int = 224, classes: int = 1000, batch:
     _classifier(g, x, cin, classes)
     g.nodes[-1].output[0] = "logits"
     return g.model([inp], [out], "resnet18")
+
+
+def _bn_relu(g: GraphBuilder, x: str, c: int) -> str:
+    scale = g.const(g.rng.uniform(0.5, 1.5, c).astype(np.float32), "bn_scale")
+    bias = g.const(g.rng.normal(0, 0.1, c).astype(np.float32), "bn_bias")
+    mean = g.const(g.rng.normal(0, 0.1, c).astype(np.float32), "bn_mean")
+    var = g.const(g.rng.uniform(0.5, 1.5, c).astype(np.float32), "bn_var")
+    return g.op("Relu", [g.op("BatchNormalization", [x, scale, bias, mean, var], epsilon=1e-5)])
+
+
+def densenet121(growth: int = 32, blocks: Sequence[int] = (6, 12, 24, 16), init: int = 64,
+                image_size: int = 224, classes: int = 1000, batch: Any = 1, seed: int = 0) -> Any:
+    """DenseNet-121 (Huang et al. 2017): dense blocks of BN-ReLU-Conv1x1(4k)-BN-ReLU-Conv3x3(k)
+    layers whose outputs are concatenated, transitions halving channels and size."""
+    g = GraphBuilder(seed)
+    inp, out = _image_io(g, batch, image_size, classes)
+    x = _conv_bn(g, "input", 3, init, 7, 2)
+    x = g.op("MaxPool", [x], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    c = init
+    for i, layers in enumerate(blocks):
+        for _ in range(layers):
+            y = _bn_relu(g, x, c)
+            w1 = g.weight([4 * growth, c, 1, 1], c)
+            y = g.op("Conv", [y, w1], kernel_shape=[1, 1])
+            y = _bn_relu(g, y, 4 * growth)
+            w3 = g.weight([growth, 4 * growth, 3, 3], 4 * growth * 9)
+            y = g.op("Conv", [y, w3], kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+            x = g.op("Concat", [x, y], axis=1)
+            c += growth
+        if i + 1 < len(blocks):
+            y = _bn_relu(g, x, c)
+            w = g.weight([c // 2, c, 1, 1], c)
+            y = g.op("Conv", [y, w], kernel_shape=[1, 1])
+            x = g.op("AveragePool", [y], kernel_shape=[2, 2], strides=[2, 2])
+            c //= 2
+    x = _bn_relu(g, x, c)
+    _classifier(g, x, c, classes)
+    g.nodes[-1].output[0] = "logits"
+    return g.model([inp], [out], "densenet121")
 
 
 _MBV2 = [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1),

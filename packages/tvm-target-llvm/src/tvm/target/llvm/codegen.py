@@ -62,6 +62,7 @@ class CodeGenLLVM(ExprCodegen, StmtCodegen, IntrinsicCodegen, PackedCodegen, Out
         self.protected_slots = protected_slots
         self.threading = threading
         self._strings: dict[str, ir.GlobalVariable] = {}
+        self._next_suffix: dict[str, int] = {}  # unique_name: the next suffix to try
         self._meta_functions: list[dict[str, Any]] = []
         self.var_align: dict[tir.Var, int] = {}
         self.var_multiple: dict[tir.Var, int] = {}
@@ -167,11 +168,14 @@ class CodeGenLLVM(ExprCodegen, StmtCodegen, IntrinsicCodegen, PackedCodegen, Out
         return ir.Function(self.module, fnty, name=name)
 
     def unique_name(self, base: str) -> str:
+        """``base``, or ``base.N`` with the first free N (remembered per base, so that naming
+        thousands of strings stays linear)."""
         if base not in self.module.globals:
             return base
-        i = 1
+        i = self._next_suffix.get(base, 1)
         while f"{base}.{i}" in self.module.globals:
             i += 1
+        self._next_suffix[base] = i + 1
         return f"{base}.{i}"
 
     def global_string(self, text: str) -> ir.GlobalVariable:
