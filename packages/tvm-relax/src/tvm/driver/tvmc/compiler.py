@@ -74,12 +74,13 @@ def tuning_database(records: Optional[str]) -> Any:
 
 def compile_model(mod: IRModule, target: Any, opt_level: int = 3,
                   instruments: Sequence[Any] = (), records: Optional[str] = None,
-                  build: bool = True, progress: Any = None) -> Compiled:
+                  build: bool = True, disabled_passes: Sequence[str] = ()) -> Compiled:
     """Compile ``mod`` for ``target`` keeping every stage (see the module docstring).
 
     ``instruments`` run under the PassContext of the whole compilation; ``records`` is a
     tuning work dir whose records replace the default schedules where they exist;
-    ``build=False`` stops after the ``fused`` stage (no code is generated).
+    ``build=False`` stops after the ``fused`` stage (no code is generated);
+    ``disabled_passes`` never run (``PassContext(disabled_pass=...)``).
     """
     import time
 
@@ -90,7 +91,8 @@ def compile_model(mod: IRModule, target: Any, opt_level: int = 3,
     db = tuning_database(records)
     stages: dict[str, IRModule] = {"relax": mod}
     seconds: dict[str, float] = {}
-    ctx = PassContext(opt_level=opt_level, instruments=list(instruments))
+    ctx = PassContext(opt_level=opt_level, instruments=list(instruments),
+                      disabled_pass=list(disabled_passes))
     with ctx, tgt:
         start = time.perf_counter()
         graph = T.get_default_graph_pipeline(opt_level)(mod)

@@ -28,6 +28,9 @@ def add_target_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--opt-level", type=int, default=3, choices=range(4), metavar="N",
                    help="graph optimisation level 0-3 (default 3; 0 runs no graph pass and "
                         "no fusion)")
+    p.add_argument("--disable-pass", metavar="PASS", action="append", default=[],
+                   help="never run PASS (repeatable; names as --print-pass-times prints them), "
+                        "to find which pass makes a result wrong")
 
 
 def import_model(args: argparse.Namespace, progress: Progress) -> Any:

@@ -94,7 +94,8 @@ def run(args: argparse.Namespace, progress: Progress) -> int:
     target = target_of(args)
     instruments, timing = instruments_for(args, progress)
     with progress.stage(f"compiling for {target}"):
-        compiled = compile_model(mod, target, args.opt_level, instruments, args.tuning_records)
+        compiled = compile_model(mod, target, args.opt_level, instruments, args.tuning_records,
+                                 disabled_passes=args.disable_pass)
     output = Path(args.output) if args.output else Path(args.model).with_suffix(".so")
     with progress.stage(f"writing {output}"):
         compiled.executable.export_library(output)

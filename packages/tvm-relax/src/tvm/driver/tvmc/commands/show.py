@@ -55,7 +55,7 @@ def run(args: argparse.Namespace, progress: Progress) -> int:
     if args.stage != "relax":
         with progress.stage(f"compiling for {target} up to stage {args.stage}"):
             compiled = compile_model(mod, target, args.opt_level, records=args.tuning_records,
-                                     build=build)
+                                     build=build, disabled_passes=args.disable_pass)
     if args.stage in GRAPH_STAGES:
         stage_mod = mod if compiled is None else compiled.stages[args.stage]
         if args.kernel:
