@@ -50,7 +50,8 @@ class Node:
     of a PrimFunc, a fused primitive function or an external kernel), ``"call"`` (another
     Relax function), ``"tuple"``, ``"get_item"``, ``"other"`` or ``"output"``.  ``kernel`` is
     the name of the compiled kernel the value is computed in (the profile's row name), when
-    known; ``layers`` the source-model layers (ONNX node names) it comes from.
+    known, and ``call`` the binding calling it (identical kernels are shared by several
+    calls); ``layers`` the source-model layers (ONNX node names) it comes from.
     """
 
     id: str
@@ -60,6 +61,7 @@ class Node:
     shape: str = ""
     dtype: str = ""
     kernel: Optional[str] = None
+    call: Optional[str] = None
     layers: tuple[str, ...] = ()
     attrs: dict[str, str] = field(default_factory=dict)
     inputs: list[str] = field(default_factory=list)
@@ -260,9 +262,10 @@ def graph_of(mod_or_func: Union[IRModule, Function], name: str = "main",
             op = "if"
             operands = [value.cond]
         inputs = [i for i in (operand(e) for e in operands) if i is not None]
-        kernel = assignment.get(id(b.var), kernel)
+        call = b.var.name_hint if kernel else None
+        kernel, call = assignment.get(id(b.var), (kernel, call))
         layers = layers_of(b) or layers_of(value)
-        node = new(b.var.name_hint, kind, op, b.var.struct_info_, kernel=kernel,
+        node = new(b.var.name_hint, kind, op, b.var.struct_info_, kernel=kernel, call=call,
                    layers=layers, attrs=attrs, inputs=inputs)
         id_of[id(b.var)] = node.id
     result = func.body.body if isinstance(func.body, SeqExpr) else func.body
@@ -275,7 +278,7 @@ def graph_of(mod_or_func: Union[IRModule, Function], name: str = "main",
 # ---------------------------------------------------------------------------- kernels
 
 
-def _kernel_calls(func: Function, mod: IRModule) -> Iterator[tuple[str, Call, list[Var]]]:
+def _kernel_calls(func: Function, mod: IRModule) -> list[tuple[str, Call, list[Var]]]:
     """(kernel name, call, result variables) of every kernel call of ``func``, in order.  A
     multi-result call's variables are those bound to its ``TupleGetItem``s."""
     pending: dict[int, tuple[str, Call, list[Var]]] = {}
@@ -290,12 +293,14 @@ def _kernel_calls(func: Function, mod: IRModule) -> Iterator[tuple[str, Call, li
                 order.append(entry)
         elif isinstance(value, TupleGetItem) and id(value.tuple_value) in pending:
             pending[id(value.tuple_value)][2].append(b.var)
-    return iter(order)
+    return order
 
 
-def kernel_assignment(before: Function, after: IRModule, name: str = "main") -> dict[int, str]:
-    """``{id(binding var of before): kernel name}``: the kernel of ``after`` (FuseOps or
-    FuseTIR output of the same module) each binding of ``before`` is computed in.
+def kernel_assignment(before: Function, after: IRModule, name: str = "main"
+                      ) -> dict[int, tuple[str, str]]:
+    """``{id(binding var of before): (kernel name, calling binding's name)}``: the kernel call
+    of ``after`` (FuseOps or FuseTIR output of the same module) each binding of ``before`` is
+    computed in.
 
     A kernel call's arguments and results are matched to ``before``'s variables (the same
     variable, as the passes keep them, else the same unique name); the bindings of ``before``
@@ -325,28 +330,33 @@ def kernel_assignment(before: Function, after: IRModule, name: str = "main") -> 
         same = by_name.get(v.name_hint)
         return id(same) if same is not None else None
 
-    assigned: dict[int, str] = {}
-    for kernel, call, results in _kernel_calls(after[name], after):
+    assigned: dict[int, tuple[str, str]] = {}
+    calls = list(_kernel_calls(after[name], after))
+    for kernel, call, results in calls:
+        tag = (kernel, results[0].name_hint)
         stop = {m for m in (match(a) for a in value_inputs(call)) if m is not None}
         stack = [m for m in (match(r) for r in results) if m is not None]
         while stack:
             vid = stack.pop()
             if vid in assigned or vid not in producers:
                 continue
-            assigned[vid] = kernel
+            assigned[vid] = tag
             for operand in value_inputs(producers[vid].value):
                 if id(operand) not in stop:
                     stack.append(id(operand))
-    _assign_by_layers(producers, assigned, after)
+    first_call: dict[str, str] = {}
+    for kernel, _, results in calls:
+        first_call.setdefault(kernel, results[0].name_hint)
+    _assign_by_layers(producers, assigned, after, first_call)
     return assigned
 
 
-def _assign_by_layers(producers: dict[int, Binding], assigned: dict[int, str],
-                      after: IRModule) -> None:
-    owner: dict[str, str] = {}
+def _assign_by_layers(producers: dict[int, Binding], assigned: dict[int, tuple[str, str]],
+                      after: IRModule, calls: dict[str, str]) -> None:
+    owner: dict[str, tuple[str, str]] = {}
     for gv, func in after.functions.items():
         for layer in layers_of(func) if isinstance(func, (Function, PrimFunc)) else ():
-            owner.setdefault(layer, gv.name_hint)
+            owner.setdefault(layer, (gv.name_hint, calls.get(gv.name_hint, gv.name_hint)))
     if not owner:
         return
     for vid, b in producers.items():

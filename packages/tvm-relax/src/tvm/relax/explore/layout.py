@@ -9,6 +9,8 @@ Steps, each about linear in nodes plus edges (sorting makes it ``O(n log n)``):
 3. order within a rank: a few barycenter sweeps down and up;
 4. x positions: each node pulled towards the mean of its neighbours, keeping order and spacing
    (the mean of a left-packed and a right-packed placement, which keeps both constraints).
+
+In 3 and 4 a node's inputs and constants follow their consumer but do not pull it.
 """
 
 from __future__ import annotations
@@ -91,6 +93,9 @@ def layout(graph: Graph, labels: Optional[dict[str, tuple[str, str]]] = None) ->
             vsuccs[prev].append(i)
             chains.append((p, i, bends))
 
+    # a node follows its computed operands, not its constants (which would pull it sideways)
+    source = [v < len(nodes) and not preds[v] for v in range(len(vrank))]
+    vpreds = [[u for u in ps if not source[u]] or ps for ps in vpreds]
     layers: list[list[int]] = [[] for _ in range(max(vrank, default=-1) + 1)]
     for v, r in enumerate(vrank):
         layers[r].append(v)

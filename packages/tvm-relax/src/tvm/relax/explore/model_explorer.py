@@ -32,6 +32,8 @@ def _node(node: Node, times: dict[str, Any]) -> dict[str, Any]:
     attrs = [_kv("name", node.name), _kv("kind", node.kind)]
     if node.kernel:
         attrs.append(_kv("kernel", node.kernel))
+        if node.call:
+            attrs.append(_kv("kernel_call", node.call))
         t = times.get(node.kernel)
         if t:
             attrs.append(_kv("kernel_total_us", f"{t['total_s'] * 1e6:.2f}"))
@@ -42,8 +44,11 @@ def _node(node: Node, times: dict[str, Any]) -> dict[str, Any]:
     shape = f"{node.dtype}[{node.shape.replace('x', ',')}]" if node.dtype else node.shape
     outputs = [] if node.kind == "output" else [{
         "id": "0", "attrs": [_kv("tensor_shape", shape), _kv("__tensor_tag", node.name)]}]
-    # grouped under its kernel unless the node is the kernel call itself
-    namespace = node.kernel if node.kernel and node.kernel != node.op else ""
+    # grouped by the kernel call it ends in, unless it is that call itself
+    namespace = ""
+    if node.kernel and node.kind != "kernel":
+        namespace = f"{node.kernel} ({node.call})" if node.call else node.kernel
+        namespace = namespace.replace("/", "_")
     return {
         "id": node.id,
         "label": _label(node),

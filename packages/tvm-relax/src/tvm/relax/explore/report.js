@@ -124,6 +124,7 @@
       var grp = svg("g", { "class": "node kind-" + n.kind, transform: "translate(" + (n.x - n.w / 2) + "," + (n.y - n.h / 2) + ")" });
       grp.setAttribute("data-id", n.id);
       if (n.kernel) grp.setAttribute("data-kernel", n.kernel);
+      if (n.call) grp.setAttribute("data-call", n.call);
       var fill = n.color || KIND_FILL[n.kind] || "#ffffff";
       grp.appendChild(svg("rect", { width: n.w, height: n.h, rx: n.kind === "constant" ? 12 : 4, fill: fill }));
       var t1 = svg("text", { x: 8, y: 15, "class": "l1" });
@@ -147,19 +148,20 @@
       if (!usedKernels[k.name]) return;
       var chip = legend.appendChild(el("span", "chip", k.name));
       chip.style.background = k.color;
-      chip.addEventListener("click", function () { highlight(k.name, null); });
+      chip.addEventListener("click", function () { highlight(function (n) { return n.kernel === k.name; }, null); });
     });
 
     function clip(text, width) {
       var max = Math.max(4, Math.floor((width - 12) / 6.6));
       return text.length > max ? text.slice(0, max - 1) + "\u2026" : text;
     }
-    function highlight(kernel, selected) {
+    // marks the nodes `member(n)` accepts (those of one kernel call, or kernel) and the selection
+    function highlight(member, selected) {
       g.nodes.forEach(function (n) {
-        var e = nodeEls[n.id];
+        var e = nodeEls[n.id], inside = !!member && member(n);
         e.classList.toggle("selected", n.id === selected);
-        e.classList.toggle("same-kernel", !!kernel && n.kernel === kernel && n.id !== selected);
-        e.classList.toggle("dim", !!kernel && n.kernel !== kernel && n.id !== selected);
+        e.classList.toggle("same-kernel", inside && n.id !== selected);
+        e.classList.toggle("dim", !!member && !inside && n.id !== selected);
       });
       edgeEls.forEach(function (p) {
         var on = selected && (p.getAttribute("data-src") === selected || p.getAttribute("data-dst") === selected);
@@ -168,11 +170,12 @@
     }
     function select(id) {
       var n = byId[id];
-      highlight(n.kernel, id);
+      highlight(n.call ? function (m) { return m.call === n.call; } : null, id);
       while (details.firstChild) details.removeChild(details.firstChild);
       details.appendChild(el("h3", null, n.name));
       var rows = [["op", n.op], ["kind", n.kind], ["type", (n.shape + " " + n.dtype).trim()]];
       if (n.kernel) rows.push(["kernel", n.kernel]);
+      if (n.call && n.call !== n.name) rows.push(["kernel call", n.call]);
       if (n.time) {
         rows.push(["kernel time", us(n.time.total_s) + " us in " + n.time.count + " call(s)"]);
         rows.push(["share of run", (100 * n.time.share).toFixed(1) + "%"]);

@@ -189,7 +189,7 @@ class Report:
             x, y, w, h = lay.boxes[n.id]
             nodes.append({
                 "id": n.id, "name": n.name, "kind": n.kind, "op": n.op, "shape": n.shape,
-                "dtype": n.dtype, "kernel": n.kernel, "layers": list(n.layers), "attrs": n.attrs,
+                "dtype": n.dtype, "kernel": n.kernel, "call": n.call, "layers": list(n.layers), "attrs": n.attrs,
                 "inputs": n.inputs, "x": x, "y": y, "w": w, "h": h,
                 "label": list(labels[n.id]), "color": colors.get(n.kernel or ""),
                 "time": times.get(n.kernel or ""),
