@@ -229,12 +229,15 @@ def graph_of(mod_or_func: Union[IRModule, Function], name: str = "main",
         nodes.append(node)
         return node
 
+    constants = 0
+
     def operand(e: Any) -> Optional[str]:
+        nonlocal constants
         found = id_of.get(id(e))
         if found is None and isinstance(e, Constant):
-            node = new(f"const{sum(n.kind == 'constant' for n in nodes)}", "constant", "constant",
-                       e.struct_info_)
-            id_of[id(e)] = found = node.id
+            found = id_of[id(e)] = new(f"const{constants}", "constant", "constant",
+                                       e.struct_info_).id
+            constants += 1
         return found
 
     for p in func.params:
@@ -331,7 +334,7 @@ def kernel_assignment(before: Function, after: IRModule, name: str = "main"
         return id(same) if same is not None else None
 
     assigned: dict[int, tuple[str, str]] = {}
-    calls = list(_kernel_calls(after[name], after))
+    calls = _kernel_calls(after[name], after)
     for kernel, call, results in calls:
         tag = (kernel, results[0].name_hint)
         stop = {m for m in (match(a) for a in value_inputs(call)) if m is not None}

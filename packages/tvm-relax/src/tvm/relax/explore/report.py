@@ -23,7 +23,7 @@ from tvm.ir.instrument import PassInstrument, PassTimingInstrument
 from tvm.ir.module import IRModule
 
 from ..expr import Function
-from .graph import Graph, graph_of
+from .graph import Graph, _kernel_calls, graph_of
 from .layout import layout, node_label
 
 __all__ = ["Report", "write_report", "StageRecorder"]
@@ -109,8 +109,9 @@ def _profile(profile: Any) -> Optional[dict[str, Any]]:
             "rows": rows}
 
 
-def _has_kernels(graph: Graph) -> bool:
-    return any(n.kind == "kernel" for n in graph.nodes)
+def _calls_kernels(mod: IRModule, function: str) -> bool:
+    func = mod[function] if function in mod else None
+    return isinstance(func, Function) and bool(_kernel_calls(func, mod))
 
 
 class Report:
@@ -142,19 +143,14 @@ class Report:
                 raise KeyError(f"Report: {label}={chosen!r} is not a stage; stages: {', '.join(names)}")
         self.before = before or names[0]
         if after is None:
-            drawable = [n for n in names if isinstance(self.stages[n].functions.get(
-                self._gv(n)), Function) and _has_kernels(graph_of(self.stages[n], function))]
-            after = drawable[-1] if drawable else None
+            fused = [n for n in names if _calls_kernels(self.stages[n], function)]
+            after = fused[-1] if fused else None
         self.after = after if after != self.before else None
         self.graphs: dict[str, Graph] = {}
         kernels = self.stages[self.after] if self.after else None
         self.graphs[self.before] = graph_of(self.stages[self.before], function, kernels=kernels)
         if self.after:
             self.graphs[self.after] = graph_of(self.stages[self.after], function)
-
-    def _gv(self, stage: str) -> Any:
-        mod = self.stages[stage]
-        return next((gv for gv in mod.functions if gv.name_hint == self.function), None)
 
     # -------------------------------------------------------------------------- data
     def kernel_colors(self) -> dict[str, str]:
@@ -201,8 +197,8 @@ class Report:
     def data(self) -> dict[str, Any]:
         """Everything the page shows, as JSON-able data."""
         colors, times = self.kernel_colors(), self._kernel_times()
-        graphs = [self._graph_data(self.before, f"{self.before}: before fusion", times, colors,
-                                   show_time=False)]
+        heading = f"{self.before}: before fusion" if self.after else f"{self.before}: graph"
+        graphs = [self._graph_data(self.before, heading, times, colors, show_time=False)]
         if self.after:
             graphs.append(self._graph_data(self.after, f"{self.after}: after fusion", times,
                                            colors, show_time=True))
