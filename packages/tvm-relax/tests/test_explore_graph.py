@@ -158,6 +158,7 @@ def test_source_layers_match_what_names_cannot():
         [relax.DataflowBlock([relax.VarBinding(other, b0.value)])], other))
     renamed = renamed.with_function(renamed.get_global_var("main"), new_main)
     assert explore.graph_of(before, kernels=renamed).find("e").kernel == kname
+    assert explore.graph_of(renamed).find("zz").layers == ("onnx/Exp_7",)
     without = lowered.with_function(lowered.get_global_var("main"), new_main)
     assert explore.graph_of(before, kernels=without).find("e").kernel is None
 

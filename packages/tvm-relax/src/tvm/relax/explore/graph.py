@@ -268,6 +268,8 @@ def graph_of(mod_or_func: Union[IRModule, Function], name: str = "main",
         call = b.var.name_hint if kernel else None
         kernel, call = assignment.get(id(b.var), (kernel, call))
         layers = layers_of(b) or layers_of(value)
+        if not layers and kind == "kernel" and mod is not None and op in mod:
+            layers = layers_of(mod[op])  # a fused kernel lists the layers it was made from
         node = new(b.var.name_hint, kind, op, b.var.struct_info_, kernel=kernel, call=call,
                    layers=layers, attrs=attrs, inputs=inputs)
         id_of[id(b.var)] = node.id
