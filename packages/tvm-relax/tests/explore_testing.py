@@ -109,12 +109,15 @@ def payload(html_text: str) -> dict[str, Any]:
     return json.loads(found.group(1))
 
 
-def chromium(page: Path, tmp: Path, *args: str, timeout: int = 120) -> subprocess.CompletedProcess:
-    """Run headless Chromium on ``page`` with ``args`` (e.g. ``--dump-dom``)."""
+def chromium(page: Path, tmp: Path, *args: str, fragment: str = "",
+             timeout: int = 120) -> subprocess.CompletedProcess:
+    """Run headless Chromium on ``page`` (``#fragment`` appended) with ``args`` (e.g.
+    ``--dump-dom``)."""
     assert CHROMIUM is not None
+    url = page.resolve().as_uri() + (f"#{fragment}" if fragment else "")
     cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
            "--disable-extensions", f"--user-data-dir={tmp / 'chromium-profile'}",
-           "--enable-logging=stderr", "--v=0", *args, page.resolve().as_uri()]
+           "--enable-logging=stderr", "--v=0", *args, url]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
 
 

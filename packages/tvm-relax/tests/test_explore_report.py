@@ -3,6 +3,7 @@ the Model Explorer JSON."""
 
 from __future__ import annotations
 
+import html
 import json
 import re
 
@@ -78,6 +79,7 @@ def test_report_page_holds_graphs_ir_timings_and_profile(small, tmp_path):
     # after fusion: one node per kernel call, with its measured time on the node
     kernels = [n for n in after["nodes"] if n["kind"] == "kernel"]
     assert [n["op"] for n in kernels] == ["fused_conv2d_add_relu", "reshape", "fused_matmul_sigmoid"]
+    assert kernels[0]["members"] == ["lv = nn.conv2d", "c = add", "r = nn.relu"]
     for n in kernels:
         row = profile.row(n["op"])
         assert n["time"]["total_s"] == pytest.approx(row.total_s)
@@ -226,3 +228,14 @@ def test_hostile_names_stay_text_in_the_browser(tmp_path):
     assert attrs.get("data-errors") == "0", attrs.get("data-error-text")
     assert attrs.get("data-rendered") == "1"
     assert "&lt;/script&gt;&lt;script&gt;document" in run.stdout  # shown as text on the page
+    # selecting the node (a link can) shows its details, still as text
+    graph = explore.graph_of(hostile_module())
+    node = graph.find(HOSTILE)
+    run = chromium(page, tmp_path, "--dump-dom", fragment=f"graph-0/{node.id}")
+    attrs = rendered_attrs(run.stdout)
+    assert "data-pwned" not in attrs
+    assert attrs.get("data-errors") == "0", attrs.get("data-error-text")
+    details = re.search(r'<aside class="details">(.*?)</aside>', run.stdout, re.S).group(1)
+    assert "<h3>&lt;/script&gt;&lt;script&gt;document" in details
+    assert "<dd>" + html.escape(HOSTILE_IMG, quote=False) + "</dd>" in details  # its input
+    assert re.search(rf'<g class="node kind-op selected"[^>]*data-id="{node.id}"', run.stdout)

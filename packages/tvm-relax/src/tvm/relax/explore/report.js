@@ -180,6 +180,7 @@
         rows.push(["kernel time", us(n.time.total_s) + " us in " + n.time.count + " call(s)"]);
         rows.push(["share of run", (100 * n.time.share).toFixed(1) + "%"]);
       }
+      if (n.members.length) rows.push(["fused operators", n.members.join("; ")]);
       if (n.layers.length) rows.push(["source layers", n.layers.join(", ")]);
       if (n.inputs.length) rows.push(["inputs", n.inputs.map(function (i) { return byId[i] ? byId[i].name : i; }).join(", ")]);
       Object.keys(n.attrs).forEach(function (k) { rows.push([k, n.attrs[k]]); });
@@ -224,17 +225,18 @@
     fitButton.addEventListener("click", fit);
     inButton.addEventListener("click", function () { zoomAt(1.25, canvas.clientWidth / 2, canvas.clientHeight / 2); });
     outButton.addEventListener("click", function () { zoomAt(0.8, canvas.clientWidth / 2, canvas.clientHeight / 2); });
-    return fit;
+    return { fit: fit, select: function (id) { if (byId[id]) select(id); } };
   }
 
   // ------------------------------------------------------------------ page
   function build(data) {
     var first = null;
     var drawn = 0;
+    var views = {};
     data.graphs.forEach(function (g, i) {
-      var fit = null;
-      var pane = addPane("graph-" + i, g.title, function () { if (fit) fit(); });
-      fit = drawGraph(pane, g, data.kernels);
+      var view = null;
+      var pane = addPane("graph-" + i, g.title, function () { if (view) view.fit(); });
+      view = views[pane.id] = drawGraph(pane, g, data.kernels);
       drawn += 1;
       if (first === null) first = pane.id;
     });
@@ -266,10 +268,11 @@
     } else {
       prof.appendChild(el("p", "note", "No profile was given."));
     }
-    // a link may name the pane to open: report.html#graph-1, #profile, ...
-    var wanted = window.location.hash.slice(1);
-    var known = shown.some(function (t) { return t.pane.id === wanted; });
-    show(known ? wanted : (first || (shown.length ? shown[0].pane.id : "")));
+    // a link may name the pane to open and a node to select: #graph-1, #graph-0/n12, #profile
+    var wanted = decodeURIComponent(window.location.hash.slice(1)).split("/");
+    var known = shown.some(function (t) { return t.pane.id === wanted[0]; });
+    show(known ? wanted[0] : (first || (shown.length ? shown[0].pane.id : "")));
+    if (known && wanted.length > 1 && views[wanted[0]]) views[wanted[0]].select(wanted[1]);
   }
 
   try {

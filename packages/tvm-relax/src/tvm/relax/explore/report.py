@@ -172,6 +172,12 @@ class Report:
     def _graph_data(self, stage: str, title: str, times: dict[str, dict[str, float]],
                     colors: dict[str, str], show_time: bool) -> dict[str, Any]:
         graph = self.graphs[stage]
+        # after fusion, a kernel call lists the operators of the before-fusion graph it runs
+        members: dict[tuple[Optional[str], Optional[str]], list[str]] = {}
+        if stage == self.after:
+            for n in self.graphs[self.before].nodes:
+                if n.kernel and n.kind != "kernel":
+                    members.setdefault((n.kernel, n.call), []).append(f"{n.name} = {n.op}")
         labels = {}
         for n in graph.nodes:
             first, second = node_label(n)
@@ -189,6 +195,7 @@ class Report:
                 "inputs": n.inputs, "x": x, "y": y, "w": w, "h": h,
                 "label": list(labels[n.id]), "color": colors.get(n.kernel or ""),
                 "time": times.get(n.kernel or ""),
+                "members": members.get((n.kernel, n.name), []) if n.kind == "kernel" else [],
             })
         edges = [{"src": s, "dst": d, "points": pts} for s, d, pts in lay.edges]
         return {"id": stage, "title": title, "nodes": nodes, "edges": edges,
