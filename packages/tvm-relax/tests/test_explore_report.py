@@ -21,28 +21,28 @@ from explore_testing import (
 from tvm import relax
 from tvm.ir.instrument import PassTimingInstrument
 from tvm.ir.module import IRModule
-from tvm.ir.transform import PassContext
 from tvm.relax import explore
 from tvm.relax.explore.report import PALETTE
+from tvm.script.ir import metadata
 
 HOSTILE = "</script><script>document.documentElement.setAttribute('data-pwned','1')</script>"
 HOSTILE_IMG = "<img src=x onerror=\"document.documentElement.setAttribute('data-pwned','2')\">"
 
 
 def compiled(model, x_shape):
-    """(stages, pass timings, profile) of building an ONNX model for the host."""
+    """(stages, pass timings, profile) of compiling an ONNX model for the host as tvmc does."""
     pytest.importorskip("onnx")
     pytest.importorskip("tvm.target.llvm")
     import tvm
+    from tvm.driver.tvmc.compiler import compile_model
+    from tvm.ir.target import host_target
     from tvm.relax.frontend.onnx import from_onnx
 
-    mod = from_onnx(model)
-    timing, rec = PassTimingInstrument(), explore.StageRecorder()
-    with PassContext(instruments=[timing, rec]):
-        ex = relax.build(mod)
-    vm = relax.VirtualMachine(ex, tvm.runtime.cpu())
+    timing = PassTimingInstrument()
+    result = compile_model(from_onnx(model), host_target(), instruments=[timing])
+    vm = relax.VirtualMachine(result.executable, tvm.runtime.cpu())
     profile = vm.profile("main", np.random.default_rng(0).random(x_shape, dtype=np.float32))
-    return {"relax": mod, **rec.stages}, timing, profile
+    return result.stages, timing, profile
 
 
 @pytest.fixture(scope="module")
@@ -50,12 +50,14 @@ def small():
     return compiled(small_model(), (1, 4, 8, 8))
 
 
-def test_stage_recorder_keeps_the_build_stages(small):
+def test_the_graphs_drawn_are_the_first_stage_and_the_last_one_calling_kernels(small):
     stages, _, _ = small
-    assert list(stages) == ["relax", "optimized", "legalized", "fused", "tir"]
+    assert list(stages) == ["relax", "legalized", "fused", "tir"]
     assert all(isinstance(m, IRModule) for m in stages.values())
-    with pytest.raises(ValueError, match="'before'\\|'after'"):
-        explore.StageRecorder({("during", "FuseOps"): "x"})
+    report = explore.Report(stages)
+    assert (report.before, report.after) == ("relax", "fused")  # "tir" holds PrimFuncs only
+    report = explore.Report(stages, before="legalized", after="legalized")
+    assert (report.before, report.after) == ("legalized", None)
 
 
 def test_report_page_holds_graphs_ir_timings_and_profile(small, tmp_path):
@@ -68,7 +70,7 @@ def test_report_page_holds_graphs_ir_timings_and_profile(small, tmp_path):
     assert not re.search(r"<(script|link|img|iframe)[^>]*\b(src|href)=", text)
     data = payload(text)
     before, after = data["graphs"]
-    assert (before["id"], after["id"]) == ("relax", "tir")
+    assert (before["id"], after["id"]) == ("relax", "fused")
     colors = {k["name"]: k["color"] for k in data["kernels"]}
     assert len(set(colors.values())) == len(colors) == 3
     ops = {n["op"]: n for n in before["nodes"]}
@@ -88,8 +90,8 @@ def test_report_page_holds_graphs_ir_timings_and_profile(small, tmp_path):
     assert all("x" in n and "y" in n and "w" in n for n in before["nodes"])
     # IR of every stage, weights left out
     assert [s["name"] for s in data["stages"]] == list(stages)
-    assert all("# <metadata" not in s["text"] for s in data["stages"])
-    assert "metadata not shown" in data["stages"][0]["text"]
+    assert all(metadata.BEGIN not in s["text"] for s in data["stages"])
+    assert metadata.OMITTED in data["stages"][0]["text"]
     assert "def fused_conv2d_add_relu" in data["stages"][-1]["text"]
     passes = {p["name"]: p for p in data["passes"]}
     assert passes["FuseOps"]["calls"] == 1 and passes["FuseOps"]["total_s"] > 0
@@ -142,7 +144,7 @@ def test_model_explorer_json_structure(small, tmp_path):
     stages, timing, profile = small
     report = explore.Report(stages, timing, profile)
     doc = explore.to_model_explorer(report)
-    assert set(doc) == {"graphs"} and [g["id"] for g in doc["graphs"]] == ["relax", "tir"]
+    assert set(doc) == {"graphs"} and [g["id"] for g in doc["graphs"]] == ["relax", "fused"]
     for graph in doc["graphs"]:
         ids = [n["id"] for n in graph["nodes"]]
         assert len(ids) == len(set(ids))

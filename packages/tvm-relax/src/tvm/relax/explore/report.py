@@ -3,8 +3,9 @@ stage's IR, the pass timings and the per-kernel profile.
 
 ::
 
-    write_report("report.html", {"relax": mod, "fused": fused, "tir": lowered},
-                 pass_timings=timing, profile=vm.profile("main", x))
+    compiled = compile_model(mod, "llvm", instruments=[timing])   # tvm.driver.tvmc.compiler
+    write_report("report.html", compiled.stages, pass_timings=timing,
+                 profile=vm.profile("main", x))
 
 The page needs no network: the data is embedded as JSON (with ``<``, ``>``, ``&`` escaped, so
 no model name can close the script element) and drawn by a small script of the package
@@ -19,64 +20,20 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Mapping, Optional, Union
 
-from tvm.ir.instrument import PassInstrument, PassTimingInstrument
+from tvm.ir.instrument import PassTimingInstrument
 from tvm.ir.module import IRModule
 
 from ..expr import Function
 from .graph import Graph, _kernel_calls, graph_of
 from .layout import layout, node_label
 
-__all__ = ["Report", "write_report", "StageRecorder"]
+__all__ = ["Report", "write_report"]
 
 # distinct light colours, one per kernel (cycled)
 PALETTE = (
     "#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3", "#fdb462", "#b3de69", "#fccde5",
     "#bc80bd", "#ccebc5", "#ffed6f", "#a6cee3", "#fbb4ae", "#decbe4", "#fed9a6", "#e5d8bd",
 )
-
-
-class StageRecorder(PassInstrument):
-    """Keeps the module at named points of a pipeline (a pass instrument).
-
-    ``marks`` maps ``(when, pass name)`` to a stage name, ``when`` being ``"before"`` or
-    ``"after"``; the first time the pass runs counts.  The default marks the stages of
-    :func:`tvm.relax.build`: ``optimized`` (before LegalizeOps), ``legalized``, ``fused``
-    (after FuseOps) and ``tir`` (after FuseTIR)::
-
-        rec = StageRecorder()
-        with PassContext(instruments=[rec]):
-            relax.build(mod)
-        rec.stages   # {"optimized": ..., "legalized": ..., "fused": ..., "tir": ...}
-    """
-
-    DEFAULT_MARKS = {
-        ("before", "LegalizeOps"): "optimized",
-        ("after", "LegalizeOps"): "legalized",
-        ("after", "FuseOps"): "fused",
-        ("after", "FuseTIR"): "tir",
-    }
-
-    def __init__(self, marks: Optional[Mapping[tuple[str, str], str]] = None) -> None:
-        self.marks = dict(self.DEFAULT_MARKS if marks is None else marks)
-        for when, _ in self.marks:
-            if when not in ("before", "after"):
-                raise ValueError(f"StageRecorder: a mark is ('before'|'after', pass name), got {when!r}")
-        self.stages: dict[str, IRModule] = {}
-
-    @property
-    def name(self) -> str:
-        return "StageRecorder"
-
-    def _record(self, when: str, mod: IRModule, info: Any) -> None:
-        stage = self.marks.get((when, info.name))
-        if stage is not None and stage not in self.stages:
-            self.stages[stage] = mod
-
-    def run_before_pass(self, mod: IRModule, info: Any) -> None:
-        self._record("before", mod, info)
-
-    def run_after_pass(self, mod: IRModule, info: Any) -> None:
-        self._record("after", mod, info)
 
 
 def _timings(pass_timings: Any) -> list[dict[str, Any]]:
