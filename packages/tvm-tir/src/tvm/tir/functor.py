@@ -54,18 +54,60 @@ def _find_handler(visitor: Any, node_type: type) -> Callable | None:
     return handler
 
 
+def _handler(visitor: Any, node_type: type) -> Callable | None:
+    """:func:`_find_handler` through a reference to the class's table kept on the visitor
+    (one attribute and one dict lookup per node: visitors walk millions of nodes)."""
+    try:
+        return visitor._tir_table[node_type]
+    except KeyError:
+        return _find_handler(visitor, node_type)
+    except AttributeError:
+        handler = _find_handler(visitor, node_type)
+        try:
+            visitor._tir_table = _dispatch_table(type(visitor))
+        except AttributeError:  # a visitor with __slots__: no cache
+            pass
+        return handler
+
+
+# What ``visit`` does with a value, by its type: computed once per type.
+_LEAF, _EXPR, _STMT, _BUFFER, _OBJECT, _TUPLE, _LIST, _DICT = range(8)
+_CATEGORY: dict[type, int] = {t: _LEAF for t in (str, int, float, bool, type(None))}
+#: the fields of an Object type that visitors walk (every field but ``ignore`` ones)
+_WALKED: dict[type, tuple[str, ...]] = {}
+
+
+def _category(t: type) -> int:
+    c = _CATEGORY.get(t)
+    if c is None:
+        c = (_EXPR if issubclass(t, PrimExpr) else _STMT if issubclass(t, Stmt)
+             else _BUFFER if issubclass(t, Buffer) else _OBJECT if issubclass(t, Object)
+             else _TUPLE if issubclass(t, tuple) else _LIST if issubclass(t, list)
+             else _DICT if issubclass(t, dict) else _LEAF)
+        _CATEGORY[t] = c
+    return c
+
+
+def _walked_fields(t: type) -> tuple[str, ...]:
+    names = _WALKED.get(t)
+    if names is None:
+        names = tuple(info.name for info in t._field_infos if info.kind != "ignore")
+        _WALKED[t] = names
+    return names
+
+
 class StmtExprVisitor:
     """Walks statements and expressions; override ``visit_<kind>_`` to act on a kind."""
 
     def visit_expr(self, expr: PrimExpr) -> None:
-        handler = _find_handler(self, type(expr))
+        handler = _handler(self, type(expr))
         if handler is not None:
             handler(self, expr)
         else:
             self.generic_visit(expr)
 
     def visit_stmt(self, stmt: Stmt) -> None:
-        handler = _find_handler(self, type(stmt))
+        handler = _handler(self, type(stmt))
         if handler is not None:
             handler(self, stmt)
         else:
@@ -75,43 +117,54 @@ class StmtExprVisitor:
         """Called on each buffer use; buffers' own fields are not walked by default."""
 
     def visit(self, node: Any) -> None:
-        if isinstance(node, PrimExpr):
+        t = type(node)
+        c = _CATEGORY.get(t)
+        if c is None:
+            c = _category(t)
+        if c == _LEAF:
+            return
+        if c == _EXPR:
             self.visit_expr(node)
-        elif isinstance(node, Stmt):
+        elif c == _STMT:
             self.visit_stmt(node)
-        elif isinstance(node, Buffer):
+        elif c == _BUFFER:
             self.visit_buffer(node)
-        elif isinstance(node, Object):
-            handler = _find_handler(self, type(node))
+        elif c == _OBJECT:
+            handler = _handler(self, t)
             if handler is not None:
                 handler(self, node)
             else:
                 self.generic_visit(node)
-        elif isinstance(node, (list, tuple)):
-            for item in node:
-                self.visit(item)
-        elif isinstance(node, dict):
+        elif c == _DICT:
             for value in node.values():
                 self.visit(value)
+        else:
+            for item in node:
+                self.visit(item)
 
     def generic_visit(self, node: Object) -> None:
-        for info in node._field_infos:
-            if info.kind == "ignore":
-                continue
-            self.visit(getattr(node, info.name))
+        t = type(node)
+        names = _WALKED.get(t)
+        if names is None:
+            names = _walked_fields(t)
+        visit = self.visit
+        for name in names:
+            value = getattr(node, name)
+            if _CATEGORY.get(type(value)) != _LEAF:
+                visit(value)
 
 
 class StmtExprMutator:
     """Rebuilds statements and expressions; unchanged subtrees are returned as is."""
 
     def visit_expr(self, expr: PrimExpr) -> PrimExpr:
-        handler = _find_handler(self, type(expr))
+        handler = _handler(self, type(expr))
         if handler is not None:
             return handler(self, expr)
         return self.generic_mutate(expr)
 
     def visit_stmt(self, stmt: Stmt) -> Stmt:
-        handler = _find_handler(self, type(stmt))
+        handler = _handler(self, type(stmt))
         if handler is not None:
             return handler(self, stmt)
         return self.generic_mutate(stmt)
@@ -121,42 +174,57 @@ class StmtExprMutator:
         return buffer
 
     def visit(self, node: Any) -> Any:
-        if isinstance(node, PrimExpr):
+        t = type(node)
+        c = _CATEGORY.get(t)
+        if c is None:
+            c = _category(t)
+        if c == _LEAF:
+            return node
+        if c == _EXPR:
             return self.visit_expr(node)
-        if isinstance(node, Stmt):
+        if c == _STMT:
             return self.visit_stmt(node)
-        if isinstance(node, Buffer):
+        if c == _BUFFER:
             return self.visit_buffer(node)
-        if isinstance(node, Object):
-            handler = _find_handler(self, type(node))
+        if c == _OBJECT:
+            handler = _handler(self, t)
             if handler is not None:
                 return handler(self, node)
             return self.generic_mutate(node)
-        if isinstance(node, tuple):
-            new = tuple(self.visit(item) for item in node)
-            return node if all(a is b for a, b in zip(new, node)) else new
-        if isinstance(node, list):
+        if c == _TUPLE:
+            visit = self.visit
+            new = [visit(item) for item in node]
+            for a, b in zip(new, node):
+                if a is not b:
+                    return tuple(new)
+            return node
+        if c == _LIST:
             return self.visit(tuple(node))
-        if isinstance(node, dict):
-            changed = False
-            out = {}
-            for k, v in node.items():
-                nk = self.visit(k) if isinstance(k, Object) else k
-                nv = self.visit(v)
-                changed = changed or nk is not k or nv is not v
-                out[nk] = nv
-            return out if changed else node
-        return node
+        changed = False
+        out = {}
+        for k, v in node.items():
+            nk = self.visit(k) if isinstance(k, Object) else k
+            nv = self.visit(v)
+            changed = changed or nk is not k or nv is not v
+            out[nk] = nv
+        return out if changed else node
 
     def generic_mutate(self, node: Object) -> Any:
-        changes = {}
-        for info in node._field_infos:
-            if info.kind == "ignore":
+        t = type(node)
+        names = _WALKED.get(t)
+        if names is None:
+            names = _walked_fields(t)
+        visit = self.visit
+        changes = None
+        for name in names:
+            old = getattr(node, name)
+            if _CATEGORY.get(type(old)) == _LEAF:
                 continue
-            old = getattr(node, info.name)
-            new = self.visit(old)
+            new = visit(old)
             if new is not old:
-                changes[info.name] = new
+                if changes is None:
+                    changes = {}
+                changes[name] = new
         return node.with_fields(**changes) if changes else node
 
 

@@ -1,5 +1,5 @@
 """The ``tvmc`` subcommands, one module each (``add_parser`` and ``run``)."""
 
-from . import compile, info, run, show, tune  # noqa: A004 - modules named after commands
+from . import compile, explore, info, run, show, tune  # noqa: A004 - modules named after commands
 
-ALL = (compile, run, tune, show, info.plugins, info.targets)
+ALL = (compile, run, tune, show, explore, info.plugins, info.targets)
