@@ -36,6 +36,7 @@ from tvm.tir.codegen.int_expr import to_int_expr
 from tvm.tir.function import PrimFunc
 
 from ..errors import RelaxError
+from ..transform._lowering_utils import SOURCE_LAYERS
 from ..expr import (
     Call,
     Constant,
@@ -358,4 +359,8 @@ def codegen(mod: IRModule, target: str = "") -> CodegenResult:
         "kernels": sorted(ctx.kernels),
         "stats": stats,
     }
+    info = {name: {"source_layers": [str(n) for n in f.get_attr(SOURCE_LAYERS)]}
+            for name, f in sorted(ctx.kernels.items()) if f.get_attr(SOURCE_LAYERS)}
+    if info:
+        program["kernel_info"] = info
     return CodegenResult(program, ctx.constants, IRModule(dict(ctx.kernels)))
