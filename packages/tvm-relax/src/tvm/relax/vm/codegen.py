@@ -36,7 +36,6 @@ from tvm.tir.codegen.int_expr import to_int_expr
 from tvm.tir.function import PrimFunc
 
 from ..errors import RelaxError
-from ..transform._lowering_utils import SOURCE_LAYERS
 from ..expr import (
     Call,
     Constant,
@@ -337,6 +336,8 @@ class _FunctionCodegen:
 
 def codegen(mod: IRModule, target: str = "") -> CodegenResult:
     """Bytecode for every Relax function of a lowered ``mod`` (see the module docstring)."""
+    from ..transform._lowering_utils import SOURCE_LAYERS  # not at import: passes load lazily
+
     ctx = _ModuleCodegen(mod)
     functions = []
     stats: dict[str, Any] = {}

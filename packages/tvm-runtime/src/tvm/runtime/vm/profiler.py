@@ -14,7 +14,8 @@ the same inputs): the instrumented bytecode is compiled once, before anything is
 argument shapes, so the timed runs do none of that; only leaf calls are timed (a call into
 another VM function is not a row, its kernels are), so rows never overlap and the overhead
 is what remains; a timer is two clock reads and two additions per call, and the device is
-synchronised after each call only when it is not the CPU (whose kernels return when done).
+synchronised after each call only where its API is asynchronous (not the CPU, whose kernels
+return when done).
 """
 
 from __future__ import annotations

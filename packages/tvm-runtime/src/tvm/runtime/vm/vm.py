@@ -29,7 +29,7 @@ from tvm.ffi.dtype import parse_dtype
 from tvm.ffi.error import TVMError
 from tvm.ffi.registry import get_global_func
 
-from ..device import DEVICE_TYPE_NAMES, Device, cpu
+from ..device import DEVICE_TYPE_NAMES, Device, DeviceAPI, cpu
 from ..device import device as _as_device
 from ..error import KernelError, clear_last_error, get_last_error
 from ..packed_func import PackedCFunc
@@ -151,11 +151,12 @@ class VirtualMachine:
                                       repeat, warmup)
 
     def _sync_function(self) -> Callable[[], None] | None:
-        """Waiting for the device without looking its API up each time; None on the CPU,
-        whose kernels are done when they return."""
-        if self.device.device_type == _CPU:
+        """Waiting for the device without looking its API up each time; None where the API
+        is synchronous (the CPU: its calls are done when they return)."""
+        api = self.device.api
+        if type(api).synchronize is DeviceAPI.synchronize:
             return None
-        return functools.partial(self.device.api.synchronize, self.device)
+        return functools.partial(api.synchronize, self.device)
 
     def time_evaluator(
         self, name: str, number: int = 10, repeat: int = 1, min_repeat_ms: float = 0.0,
