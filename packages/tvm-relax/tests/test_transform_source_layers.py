@@ -5,6 +5,7 @@ passes keep spans on what they rewrite, and the VM executable records them per k
 
 from __future__ import annotations
 
+from tvm import relax
 from tvm.ffi import assert_structural_equal
 from tvm.ir.span import Span
 from tvm.ir.transform import PassContext
@@ -33,6 +34,48 @@ def name_layers(mod, names, func="main"):
 
 def binding_layers(func):
     return [b.span.name if b.span else None for blk in func.body.blocks for b in blk.bindings]
+
+
+def test_builder_spans_what_it_emits_and_mutators_keep_rewritten_spans():
+    x = relax.Var("x", relax.TensorStructInfo([4], "float32"))
+    layer, inner = Span("model", 1, 1, name="L"), Span("model", 2, 1, name="M")
+    bb = relax.BlockBuilder()
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            with bb.spanned(layer):
+                bb.emit(relax.op.add(x, x), "a")
+                # the nested add is bound first, by normalisation: spanned too
+                b = bb.emit(relax.op.multiply(relax.op.add(x, x), x), "b")
+                with bb.spanned(inner):
+                    bb.emit(relax.op.negative(b), "n")
+                with bb.spanned(None):  # keeps the enclosing span
+                    bb.emit(relax.op.negative(b), "n2")
+            c = bb.emit(relax.op.negative(b), "c")
+            gv = bb.emit_output(c)
+        bb.emit_func_output(gv)
+    main = bb.get()["main"]
+    bindings = main.body.blocks[0].bindings
+    assert binding_layers(main) == ["L", "L", "L", "M", "L", None, None]
+    assert [b.value.span.name for b in bindings[:5]] == ["L", "L", "L", "M", "L"]
+
+    class Expand(relax.ExprMutator):
+        """negative(v) -> subtract(add(v, v), v): a rewrite that adds a binding."""
+
+        def visit_call_(self, call):
+            call = super().visit_call_(call)
+            if call.op.name != "relax.negative":
+                return call
+            v = call.args[0]
+            return self.builder_.normalize(relax.op.subtract(relax.op.add(v, v), v))
+
+    new = Expand().visit_expr(main)
+    seen = [(b.value.op.name, b.span.name if b.span else None,
+             b.value.span.name if b.value.span else None)
+            for b in new.body.blocks[0].bindings if isinstance(b.value, relax.Call)]
+    # the added binding takes the span of the binding being rewritten; so does the new call
+    assert seen[3:7] == [("relax.add", "M", "M"), ("relax.subtract", "M", "M"),
+                         ("relax.add", "L", "L"), ("relax.subtract", "L", "L")]
+    assert seen[7:] == [("relax.add", None, None), ("relax.subtract", None, None)]
 
 
 @I.ir_module
