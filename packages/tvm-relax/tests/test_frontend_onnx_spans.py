@@ -112,3 +112,43 @@ def test_kernels_know_their_layers_after_fusion():
     assert len(seen) == len(set(seen))  # each layer in one kernel here
     assert set(seen) <= set(COMPUTING) and {"classifier", "MaxPool_4"} <= set(seen)
     assert not any(isinstance(f, Function) and f.get_attr("Primitive") for _, f in mod.items())
+
+
+def _reshape_chain_model():
+    inits = [numpy_helper.from_array(np.array([4, 6], "int64"), "s1"),
+             numpy_helper.from_array(np.array([2, 12], "int64"), "s2"),
+             numpy_helper.from_array(np.array(1.0, "float32"), "one")]
+    nodes = [helper.make_node("Relu", ["x"], ["a"], name="pre"),
+             helper.make_node("Reshape", ["a", "s1"], ["r1"], name="reshape1"),
+             helper.make_node("Reshape", ["r1", "s2"], ["r2"], name="reshape2"),
+             helper.make_node("Mul", ["r2", "one"], ["m"], name="times_one"),
+             helper.make_node("Transpose", ["m"], ["t1"], name="t1", perm=[1, 0]),
+             helper.make_node("Transpose", ["t1"], ["t2"], name="t2", perm=[1, 0]),
+             helper.make_node("Relu", ["t2"], ["y"], name="post")]
+    graph = helper.make_graph(
+        nodes, "chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 12])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_simplified_calls_keep_their_layer():
+    mod = from_onnx(_reshape_chain_model())
+    with PassContext(opt_level=3):
+        mod = get_default_graph_pipeline(3)(mod)
+    # reshape(reshape(x)) -> reshape(x): the surviving call is the outer reshape's; x * 1
+    # and the transpose pair vanish
+    assert [(b.value.op.name, b.span.name, b.value.span.name)
+            for b in call_bindings(mod["main"])] == [
+        ("relax.nn.relu", "pre", "pre"), ("relax.reshape", "reshape2", "reshape2"),
+        ("relax.nn.relu", "post", "post")]
+
+
+def test_layout_transforms_name_the_layer_that_needs_them():
+    from tvm.relax.transform import ConvertLayout
+
+    mod = from_onnx(conv_bn_model())
+    mod = ConvertLayout({"relax.nn.conv2d": ["NHWC", "OHWI"]})(mod)
+    calls = call_bindings(mod["main"])
+    assert "relax.permute_dims" in [b.value.op.name for b in calls]
+    for b in calls:
+        assert b.span is not None and b.span.name in COMPUTING, (b.var.name_hint, b.value.op)

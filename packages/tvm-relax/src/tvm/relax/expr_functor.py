@@ -387,10 +387,16 @@ class ExprMutator:
             value = self.visit_expr(binding.value)
         finally:
             bb._span = prev
+        return self._keep_span(value, binding)
+
+    @staticmethod
+    def _keep_span(value: Expr, binding: Binding) -> Expr:
+        """``value`` (replacing ``binding``'s) with the old value's span, else the binding's,
+        when it is a new call without one."""
         if value is not binding.value and isinstance(value, Call) and value.span is None:
             span = getattr(binding.value, "span", None) or binding.span
             if span is not None:
-                value = value.with_fields(span=span)
+                return value.with_fields(span=span)
         return value
 
     def visit_var_def(self, var: Var) -> Var:
