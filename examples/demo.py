@@ -81,9 +81,9 @@ def graph_level(a: np.ndarray, b: np.ndarray, bias: np.ndarray) -> int:
             print("MISMATCH", file=sys.stderr)
             return 1
     banner("A4. per-kernel profile (rows + VM overhead = the measured total)")
-    report = vm.profile("main", a, b, bias, repeat=20)
+    report = vm.profile("main", a, b, bias, repeat=50)
     print(report.table())
-    timing = vm.time_evaluator("main", number=20, repeat=1)(a, b, bias)
+    timing = vm.time_evaluator("main", number=50, repeat=1)(a, b, bias)
     print(f"profile total {report.total_s * 1e6:.1f} us (mean of {report.repeat} runs); "
           f"time_evaluator {timing.mean * 1e6:.1f} us")
     return 0
