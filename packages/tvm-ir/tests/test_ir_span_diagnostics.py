@@ -103,3 +103,15 @@ def test_context_collects():
         Diagnostic("fatal", "x")
     with pytest.raises(TypeError):
         register_source("x", 3)
+
+
+def test_span_naming_a_model_layer():
+    s = Span("resnet", 7, 1, name="/layer1/conv1/Conv")
+    assert s.name == "/layer1/conv1/Conv" and str(s) == "resnet:/layer1/conv1/Conv"
+    assert Span("resnet", 7, 1).name == ""
+    assert structural_equal(from_json(to_json(s)), s)
+    assert not structural_equal(s, Span("resnet", 7, 1, name="other"))
+    assert s.merge(Span("resnet", 8, 1, name="/layer1/conv1/Conv")).name == s.name
+    assert s.merge(Span("resnet", 8, 1, name="/layer1/relu")).name == ""
+    with pytest.raises(TypeError, match="Span.name must be a str"):
+        Span("resnet", 1, 1, name=3)

@@ -139,6 +139,11 @@ def test_lookup_by_structure_not_by_object(tmp_path):
     assert same_code(sch.mod["main"], tiled(matmul(), 4).mod["main"])
     assert db.query_schedule(b, "llvm -num-cores=4") is None
     assert db.query_schedule(matmul(32), TARGET) is None
+    # the model layers a kernel came from name it too: another model's layer finds the record
+    c = matmul().with_attr("source_layers", ("encoder/fc1", "encoder/relu"))
+    assert db.commit_workload(c) is db.commit_workload(a)
+    assert db.query_schedule(c, TARGET).mod["main"].attrs["source_layers"] == (
+        "encoder/fc1", "encoder/relu")
 
 
 def test_applied_schedules_tir_build_with_the_record(tmp_path):

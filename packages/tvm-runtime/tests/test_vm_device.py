@@ -166,3 +166,15 @@ def test_a_missing_loader_is_reported(gpu_exe, ext_device, tmp_path):
         if saved is not None:
             module_mod._loaders["fakegpu"] = saved
     assert not os.path.exists(str(tmp_path / "m.so") + ".tmp")
+
+
+def test_profile_waits_for_the_device_after_each_call(gpu_exe, ext_device):
+    vm = VirtualMachine(gpu_exe)
+    x = np.arange(70, dtype="float32")
+    before = ext_device.calls.get("sync", 0)
+    report = vm.profile("main", x, repeat=2, warmup=1)
+    # 2 kernel calls per run and one wait at each run's end, over 1 warm-up + 2 timed runs
+    assert ext_device.calls.get("sync", 0) - before == 3 * (2 + 1)
+    row = report.row("add_scalar")
+    assert row.count == 2 and row.device == "ext_dev(0)" and report.device == "ext_dev(0)"
+    assert row.shapes == (("float32[70]", "float32[70]", "float"),)

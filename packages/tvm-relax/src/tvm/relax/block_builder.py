@@ -36,6 +36,7 @@ from tvm.ffi import structural_equal, structural_hash
 from tvm.ir.base import BaseFunc, GlobalVar
 from tvm.ir.module import IRModule
 from tvm.ir.op import Op
+from tvm.ir.span import Span
 from tvm.tir.expr import Var as TirVar
 from tvm.tir.function import PrimFunc
 
@@ -118,6 +119,7 @@ class BlockBuilder:
         self._names: dict[str, int] = {}
         self._declared: dict[str, StructInfo] = {}
         self._func_cache: dict[int, list[GlobalVar]] = {}
+        self._span: Optional[Span] = None
         self.analyzer = Analyzer()
 
     # -- current builder ----------------------------------------------------------------------
@@ -382,7 +384,27 @@ class BlockBuilder:
         """Append an already-normalised binding to the current block."""
         self._add_binding(self._current_block("emit_normalized"), binding)
 
+    @contextmanager
+    def spanned(self, span: Optional[Span]) -> Iterator[None]:
+        """Inside, every binding added without a span gets ``span``, and so does its value
+        when that is a call without one: how a frontend names the model layer of everything
+        it emits for one node, and how a mutator keeps a rewritten binding's span on the
+        bindings it adds in its place.  ``None`` keeps the enclosing span."""
+        prev = self._span
+        if span is not None:
+            self._span = span
+        try:
+            yield
+        finally:
+            self._span = prev
+
     def _add_binding(self, frame: _BlockFrame, binding: Binding) -> None:
+        span = self._span
+        if span is not None and binding.span is None:
+            value = binding.value
+            if isinstance(value, Call) and value.span is None:
+                value = value.with_fields(span=span)
+            binding = binding.with_fields(value=value, span=span)
         frame.bindings.append(binding)
         self._bindings[id(binding.var)] = (binding.var, binding.value)
         if isinstance(binding, MatchCast) and self._sym_scopes:

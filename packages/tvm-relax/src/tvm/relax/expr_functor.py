@@ -305,9 +305,11 @@ class ExprMutator:
         bb = self.builder_
         bb.begin_scope(params)
         bb.begin_binding_block()
+        span, bb._span = bb._span, None  # an enclosing binding's span stays outside
         try:
             new = self.visit_expr(expr)
         finally:
+            bb._span = span
             prologue = bb.end_block()
         try:
             if prologue.bindings:
@@ -347,7 +349,7 @@ class ExprMutator:
         _dispatch(self, binding)(self, binding)
 
     def visit_var_binding_(self, binding: VarBinding) -> None:
-        value = self.visit_expr(binding.value)
+        value = self._visit_bound_value(binding)
         var = self.visit_var_def(binding.var)
         if var is binding.var and value is binding.value:
             self.builder_.emit_normalized(binding)
@@ -362,7 +364,7 @@ class ExprMutator:
         self.builder_.emit_normalized(VarBinding(var, value, span=binding.span))
 
     def visit_match_cast_(self, binding: MatchCast) -> None:
-        value = self.visit_expr(binding.value)
+        value = self._visit_bound_value(binding)
         sinfo = self.visit_struct_info(binding.struct_info)
         var = self.visit_var_def(binding.var)
         if sinfo is not binding.struct_info and var is binding.var:
@@ -373,6 +375,29 @@ class ExprMutator:
             self.builder_.emit_normalized(binding)
             return
         self.builder_.emit_normalized(MatchCast(var, value, sinfo, span=binding.span))
+
+    def _visit_bound_value(self, binding: Binding) -> Expr:
+        """The mutated value of ``binding``; the bindings emitted meanwhile take its span,
+        and so does a call that replaces its value (spans name model layers)."""
+        bb, span = self.builder_, binding.span
+        prev = bb._span
+        if span is not None:
+            bb._span = span
+        try:
+            value = self.visit_expr(binding.value)
+        finally:
+            bb._span = prev
+        return self._keep_span(value, binding)
+
+    @staticmethod
+    def _keep_span(value: Expr, binding: Binding) -> Expr:
+        """``value`` (replacing ``binding``'s) with the old value's span, else the binding's,
+        when it is a new call without one."""
+        if value is not binding.value and isinstance(value, Call) and value.span is None:
+            span = getattr(binding.value, "span", None) or binding.span
+            if span is not None:
+                return value.with_fields(span=span)
+        return value
 
     def visit_var_def(self, var: Var) -> Var:
         return _dispatch(self, var, "_def")(self, var)

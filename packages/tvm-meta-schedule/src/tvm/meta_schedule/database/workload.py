@@ -7,8 +7,9 @@ from typing import Any
 __all__ = ["normalize_mod", "shash_of", "mod_from_tvmscript", "mod_to_tvmscript"]
 
 #: attributes that name a kernel without changing what it computes; two fused kernels that
-#: differ only in them are one workload
-_NAMING_ATTRS = ("global_symbol",)
+#: differ only in them are one workload (``source_layers``: the model layers it came from,
+#: written by tvm-relax's fusion, so one record serves the same kernel in every model)
+_NAMING_ATTRS = ("global_symbol", "source_layers")
 
 
 def normalize_mod(mod: Any) -> Any:

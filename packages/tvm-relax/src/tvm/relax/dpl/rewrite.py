@@ -106,8 +106,9 @@ class PatternRewriter(ExprMutator):
         return remove_unused_bindings(new, self.builder_.get())
 
     def visit_var_binding_(self, binding: VarBinding) -> None:
-        value = self.visit_expr(binding.value)
-        rewritten = self._rewrite(value)
+        value = self._visit_bound_value(binding)
+        with self.builder_.spanned(binding.span):  # what a rule adds names the same layer
+            rewritten = self._keep_span(self._rewrite(value), binding)
         var = binding.var
         if rewritten is not value and isinstance(rewritten, Var) and isinstance(var, DataflowVar):
             self.var_remap[var] = rewritten

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, Optional
 
 from tvm.ir.module import IRModule
@@ -21,7 +22,12 @@ __all__ = [
     "value_inputs",
     "substitute_vars",
     "is_primitive",
+    "SOURCE_LAYERS",
+    "layer_names",
 ]
+
+#: function attribute: the model layers (names of the bindings' spans) a kernel computes
+SOURCE_LAYERS = "source_layers"
 
 
 def value_inputs(value: Any) -> list[Any]:
@@ -80,3 +86,18 @@ def is_scalar_constant(value: Any) -> bool:
 def is_primitive(func: Any) -> bool:
     return isinstance(func, Function) and bool(func.attrs and func.attrs.get("Primitive"))
 
+
+
+def layer_names(bindings: Iterable[Any], into: Optional[list[str]] = None) -> list[str]:
+    """The distinct layer names of ``bindings`` in order (appended to ``into``): the
+    ``name`` of each binding's span, else of its value's (a call's) span; unnamed spans
+    (TVMScript text positions) name no layer."""
+    names = [] if into is None else into
+    seen = set(names)
+    for b in bindings:
+        span = b.span if b.span is not None and b.span.name else getattr(b.value, "span", None)
+        name = span.name if span is not None else ""
+        if name and name not in seen:
+            seen.add(name)
+            names.append(name)
+    return names

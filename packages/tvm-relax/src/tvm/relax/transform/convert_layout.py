@@ -190,6 +190,10 @@ class _LayoutConverter(ExprMutator):
         if not self.builder_.current_block_is_dataflow():
             super().visit_var_binding_(binding)
             return
+        with self.builder_.spanned(binding.span):  # the transforms it inserts name its layer
+            self._visit_dataflow_binding(binding)
+
+    def _visit_dataflow_binding(self, binding: VarBinding) -> None:
         value, perm, fields = self._rewrite(binding.value)
         value = self.builder_.normalize(value)
         var = binding.var

@@ -21,7 +21,9 @@ A value used after the dataflow block (a non-dataflow Var) ends a group's reach.
 of two or more bindings becomes a private Relax function with attribute ``Primitive=1``,
 named ``fused_<callee names>`` (``fused_matmul_add``); the block calls it instead.  Inputs
 (variables and constants from outside the group) become its parameters; values used
-outside the group are its results (a tuple when several).
+outside the group are its results (a tuple when several).  The bindings keep their spans,
+and when some name a model layer (a frontend's node, see :class:`tvm.ir.span.Span`) the
+function gets attribute ``source_layers``: those names, in program order.
 """
 
 from __future__ import annotations
@@ -57,7 +59,14 @@ from ..expr import (
 )
 from ..struct_info import TensorStructInfo
 from ._graph_utils import relax_functions
-from ._lowering_utils import is_primitive, is_scalar_constant, substitute_vars, value_inputs
+from ._lowering_utils import (
+    SOURCE_LAYERS,
+    is_primitive,
+    is_scalar_constant,
+    layer_names,
+    substitute_vars,
+    value_inputs,
+)
 from .annotate_tir_op_pattern import OpPatternKind, op_pattern_of, prim_func_pattern
 
 __all__ = ["FuseOps", "partition_block", "binding_pattern"]
@@ -481,14 +490,19 @@ class _BlockFuser:
         name = unique
         fbb = BlockBuilder(self.mod)
         out_ids = {id(v) for v in outputs}
-        with fbb.function(name, params, attrs={"Primitive": 1}, private=True):
+        attrs: dict[str, Any] = {"Primitive": 1}
+        layers = layer_names(group)
+        if layers:
+            attrs[SOURCE_LAYERS] = tuple(layers)
+        with fbb.function(name, params, attrs=attrs, private=True):
             with fbb.dataflow():
                 for b in group:
                     value = substitute_vars(b.value, remap, self.mod)
-                    if id(b.var) in out_ids:
-                        remap[b.var] = fbb.emit_output(value, b.var.name_hint)
-                    else:
-                        remap[b.var] = fbb.emit(value, b.var.name_hint)
+                    with fbb.spanned(b.span):
+                        if id(b.var) in out_ids:
+                            remap[b.var] = fbb.emit_output(value, b.var.name_hint)
+                        else:
+                            remap[b.var] = fbb.emit(value, b.var.name_hint)
             result = remap[outputs[0]] if len(outputs) == 1 else Tuple(
                 [remap[v] for v in outputs]
             )

@@ -16,6 +16,12 @@ called twice stays well defined, and block names are made unique.  Callers then
 layer repeated) are kept once, under the first one's name.  A primitive function FuseTIR cannot merge (non-tensor
 parameters, a result that is a parameter, an operator that was not legalized) is left as a
 Relax function.  PrimFuncs no longer called are removed.
+
+Source layers: a fused PrimFunc gets the ``source_layers`` of the primitive functions it
+was made from (several, in module order, when repeated layers share it); every other
+PrimFunc that a Relax function calls gets the layer names of its ``call_tir`` bindings'
+spans, so each kernel of a model imported with spans names the layers it computes (the VM
+executable records them for the profiler).
 """
 
 from __future__ import annotations
@@ -39,11 +45,11 @@ from tvm.tir.transform._common import rename_definitions
 from ..analysis.struct_info_analysis import prim_equal
 from ..analysis.var_analysis import all_global_vars
 from ..expr import Call, Constant, Function, MatchCast, ShapeExpr, Tuple, TupleGetItem, Var
-from ..expr_functor import ExprMutator
+from ..expr_functor import ExprMutator, ExprVisitor
 from ..op.call import call_tir
 from ..struct_info import TensorStructInfo, TupleStructInfo
 from ._graph_utils import map_relax_functions
-from ._lowering_utils import is_primitive, is_scalar_constant
+from ._lowering_utils import SOURCE_LAYERS, is_primitive, is_scalar_constant, layer_names
 from .annotate_tir_op_pattern import prim_func_pattern
 
 __all__ = ["FuseTIR", "fuse_primitive_function"]
@@ -361,21 +367,24 @@ def FuseTIR() -> Any:  # noqa: N802 - pass constructors are CamelCase
         # Distinct ones may still fuse to equal PrimFuncs: keep one of those too.
         by_function: StructuralMap[str] = StructuralMap()
         by_prim: StructuralMap[GlobalVar] = StructuralMap()
+        layers: dict[str, list[str]] = {}  # kept PrimFunc -> the layers of its functions
         out = mod
         for gv, func in list(mod.items()):
             if not is_primitive(func):
                 continue
             name = gv.name_hint
-            first = by_function.get(func)
+            key = func.without_attr(SOURCE_LAYERS)  # repeated layers are still equal
+            first = by_function.get(key)
             if first is not None:
                 fused[name], gvs[name] = fused[first], gvs[first]
+                _add_layers(layers.setdefault(gvs[name].name_hint, []), func)
                 out = out.without_function(gv)
                 continue
             try:
                 prim, extra = _Fuser(mod, func, name).run()
             except _Unfusable:
                 continue
-            by_function[func] = name
+            by_function[key] = name
             fused[name] = (func, extra)
             inner.update(g.name_hint for g in all_global_vars(func))
             out = out.without_function(gv)
@@ -384,13 +393,51 @@ def FuseTIR() -> Any:  # noqa: N802 - pass constructors are CamelCase
                 kept = by_prim[prim] = GlobalVar(name)
                 out = out.with_function(kept, prim)
             gvs[name] = kept
-        if not fused:
-            return mod
-        rewriter = _CallRewriter(out, fused, gvs)
-        out = map_relax_functions(out, lambda func, gv: rewriter.visit_expr(func))
-        return _drop_unused(out, inner)
+            _add_layers(layers.setdefault(kept.name_hint, []), func)
+        if fused:
+            rewriter = _CallRewriter(out, fused, gvs)
+            out = map_relax_functions(out, lambda func, gv: rewriter.visit_expr(func))
+            out = _drop_unused(out, inner)
+        return _annotate_source_layers(out, layers)
 
     return fuse_tir
+
+
+def _add_layers(names: list[str], func: Function) -> None:
+    for name in func.get_attr(SOURCE_LAYERS) or ():
+        if name not in names:
+            names.append(name)
+
+
+class _CallSiteLayers(ExprVisitor):
+    """PrimFunc name -> the layer names of the ``call_tir`` bindings calling it."""
+
+    def __init__(self) -> None:
+        self.layers: dict[str, list[str]] = {}
+
+    def visit_var_binding_(self, binding: Any) -> None:
+        value = binding.value
+        if isinstance(value, Call) and isinstance(value.op, Op) and value.op.name == _CALL_TIR \
+                and isinstance(value.args[0], GlobalVar):
+            layer_names([binding], self.layers.setdefault(value.args[0].name_hint, []))
+        super().visit_var_binding_(binding)
+
+
+def _annotate_source_layers(mod: IRModule, fused: dict[str, list[str]]) -> IRModule:
+    """``mod`` with ``source_layers`` on each PrimFunc that has layers and no such attribute:
+    those of the functions fused into it, else those of its call sites."""
+    sites = _CallSiteLayers()
+    for _, func in mod.items():
+        if isinstance(func, Function) and func.body is not None:
+            sites.visit_expr(func)
+    updates = {}
+    for gv, func in mod.items():
+        if not isinstance(func, PrimFunc) or func.get_attr(SOURCE_LAYERS) is not None:
+            continue
+        names = fused.get(gv.name_hint) or sites.layers.get(gv.name_hint)
+        if names:
+            updates[gv] = func.with_attr(SOURCE_LAYERS, tuple(names))
+    return mod.with_functions(updates) if updates else mod
 
 
 def _drop_unused(mod: IRModule, candidates: set[str]) -> IRModule:

@@ -336,6 +336,8 @@ class _FunctionCodegen:
 
 def codegen(mod: IRModule, target: str = "") -> CodegenResult:
     """Bytecode for every Relax function of a lowered ``mod`` (see the module docstring)."""
+    from ..transform._lowering_utils import SOURCE_LAYERS  # not at import: passes load lazily
+
     ctx = _ModuleCodegen(mod)
     functions = []
     stats: dict[str, Any] = {}
@@ -358,4 +360,8 @@ def codegen(mod: IRModule, target: str = "") -> CodegenResult:
         "kernels": sorted(ctx.kernels),
         "stats": stats,
     }
+    info = {name: {"source_layers": [str(n) for n in f.get_attr(SOURCE_LAYERS)]}
+            for name, f in sorted(ctx.kernels.items()) if f.get_attr(SOURCE_LAYERS)}
+    if info:
+        program["kernel_info"] = info
     return CodegenResult(program, ctx.constants, IRModule(dict(ctx.kernels)))

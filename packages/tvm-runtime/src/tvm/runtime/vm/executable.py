@@ -16,7 +16,9 @@ The program blob is::
 
 The JSON holds the functions (:mod:`.bytecode`), the constant table (dtype, shape, byte
 offset and size of each constant in the raw section), the kernel names the program calls,
-the target and free-form ``stats``.  GPU kernels are not a shared library but a device
+the target, free-form ``stats`` and, optionally, ``kernel_info``: per kernel name
+``{"source_layers": [...]}``, the model layers it computes (read by the profiler; a reader
+that does not know the entry ignores it, so it needs no new version).  GPU kernels are not a shared library but a device
 module (host programs plus kernel source, :mod:`tvm.runtime.device_module`): its exported
 file travels inside the blob, after the constants, described by the JSON's
 ``kernel_module`` entry (``format`` = the module's file suffix such as ``clmod``, ``offset``,
@@ -144,6 +146,12 @@ class Executable(Module):
         if isinstance(lib, NativeModule):
             return 1
         return None
+
+    def kernel_source_layers(self, name: str) -> tuple[str, ...]:
+        """The model layers kernel ``name`` computes (from the frontend's spans, carried
+        through fusion), or ``()`` when the program does not record any."""
+        entry = (self.program.get("kernel_info") or {}).get(name) or {}
+        return tuple(entry.get("source_layers") or ())
 
     @property
     def stats(self) -> dict[str, Any]:
@@ -340,6 +348,17 @@ def _validate_program(program: Any, nconst: int) -> dict[str, Any]:
             parse_dtype(meta["dtype"])
         except (TypeError, ValueError) as err:
             raise ModuleLoadError(f"the VM program's constant {i}: {err}") from err
+    info = program.get("kernel_info")
+    if info is not None:
+        if not isinstance(info, dict):
+            raise ModuleLoadError("the VM program's 'kernel_info' must be an object")
+        for name, entry in info.items():
+            layers = entry.get("source_layers", []) if isinstance(entry, dict) else None
+            if not isinstance(layers, list) or not all(isinstance(n, str) for n in layers):
+                raise ModuleLoadError(
+                    f"the VM program's kernel_info[{name!r}] must be an object whose "
+                    f"'source_layers' is a list of strings, got {entry!r}"
+                )
     names = set()
     for fn in funcs:
         try:

@@ -4,7 +4,7 @@
 
     vm = VirtualMachine(ex, tvm.runtime.cpu())
     out = vm["main"](x, w, b)              # numpy arrays or Tensors in, Tensors out
-    print(vm.profile("main", x, w, b))     # time per kernel
+    print(vm.profile("main", x, w, b))     # time per kernel (.table(), .csv(), .json())
     print(vm.time_evaluator("main", number=10, repeat=3)(x, w, b))
 
 Each bytecode function is compiled once, when the VM is made, into a list of closures (one
@@ -18,6 +18,7 @@ was expected and what was given.  A VM is not meant to be run from several threa
 from __future__ import annotations
 
 import ctypes
+import functools
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -28,7 +29,7 @@ from tvm.ffi.dtype import parse_dtype
 from tvm.ffi.error import TVMError
 from tvm.ffi.registry import get_global_func
 
-from ..device import DEVICE_TYPE_NAMES, Device, cpu
+from ..device import DEVICE_TYPE_NAMES, Device, DeviceAPI, cpu
 from ..device import device as _as_device
 from ..error import KernelError, clear_last_error, get_last_error
 from ..packed_func import PackedCFunc
@@ -39,7 +40,7 @@ from ..int_expr import compile_expr, format_expr
 from .bytecode import format_instruction, heap_var
 from .executable import Executable
 from .memory import StoragePool
-from .profiler import BenchmarkResult, ProfileReport, ProfileRow
+from .profiler import BenchmarkResult, CallRecorder, ProfileReport
 
 __all__ = ["VirtualMachine", "VMError"]
 
@@ -103,9 +104,7 @@ class VirtualMachine:
         self._index = {name: i for i, name in enumerate(executable.vm_function_names)}
         self._funcs = [_Function(rec) for rec in executable.program["functions"]]
         self._profiled: list[_Function] | None = None
-        self._timings: dict[tuple[str, str], list[float]] | None = None
-        self._top_calls = [0.0]
-        self._depth = 0
+        self._recorder: CallRecorder | None = None
         for f in self._funcs:
             f.code = self._compile_function(f, False)
 
@@ -132,25 +131,32 @@ class VirtualMachine:
     def function_names(self) -> list[str]:
         return list(self._index)
 
-    def profile(self, name: str, *args: Any) -> ProfileReport:
-        """Run ``name`` once with every call timed; see :class:`ProfileReport`."""
+    def profile(self, name: str, *args: Any, repeat: int = 1, warmup: int = 1) -> ProfileReport:
+        """Time every kernel, builtin and packed call of ``name`` on ``args``.
+
+        ``warmup`` untimed runs (which also record the argument shapes) precede ``repeat``
+        timed ones; rows and total are per run, averaged over the timed runs, and the rows
+        plus the VM overhead add up to the total.  See :mod:`.profiler`.
+        """
         index = self._function_index(name)
         inputs = self._convert_inputs(index, args)
         if self._profiled is None:
-            self._profiled = [_Function(f.record) for f in self._funcs]
+            self._recorder = CallRecorder(str(self.device), self._sync_function(),
+                                          _describe_value, self.executable.kernel_source_layers)
+            self._profiled = [_Function(f.record) for f in self._funcs]  # calls refer to it
             for f in self._profiled:
                 f.code = self._compile_function(f, True)
-        self._timings = {}
-        self._top_calls = [0.0]
-        self._depth = 0
-        start = time.perf_counter()
-        self._run(self._profiled, index, inputs)
-        self.device.sync()
-        total = time.perf_counter() - start
-        timings, self._timings = self._timings, None
-        rows = [ProfileRow(n, kind, len(ts), sum(ts)) for (n, kind), ts in timings.items()]
-        rows.sort(key=lambda r: -r.total_s)
-        return ProfileReport(name, rows, total, self._top_calls[0])
+        funcs = self._profiled
+        return self._recorder.profile(name, lambda: self._run(funcs, index, inputs),
+                                      repeat, warmup)
+
+    def _sync_function(self) -> Callable[[], None] | None:
+        """Waiting for the device without looking its API up each time; None where the API
+        is synchronous (the CPU: its calls are done when they return)."""
+        api = self.device.api
+        if type(api).synchronize is DeviceAPI.synchronize:
+            return None
+        return functools.partial(api.synchronize, self.device)
 
     def time_evaluator(
         self, name: str, number: int = 10, repeat: int = 1, min_repeat_ms: float = 0.0,
@@ -168,9 +174,10 @@ class VirtualMachine:
 
         def evaluate(*args: Any) -> BenchmarkResult:
             inputs = self._convert_inputs(index, args)
+            sync = self._sync_function() or _no_sync
             for _ in range(warmup):
                 self._invoke(index, inputs)
-            self.device.sync()
+            sync()
             results = []
             n = number
             for _ in range(repeat):
@@ -178,7 +185,7 @@ class VirtualMachine:
                     start = time.perf_counter()
                     for _ in range(n):
                         self._invoke(index, inputs)
-                    self.device.sync()
+                    sync()
                     elapsed = time.perf_counter() - start
                     if elapsed * 1e3 >= min_repeat_ms or n > 1 << 20:
                         break
@@ -389,8 +396,8 @@ class VirtualMachine:
             def call(regs: list, heap: list) -> Any:
                 return fn(*[g(regs, heap) for g in getters])
 
-        if profile:
-            call = self._timed(call, name, kind)
+        if profile and kind != "vm":  # a VM function's own calls are timed inside it
+            call = self._recorder.wrap(call, name, kind, getters)
         if dst is None:
             def step(regs: list, heap: list) -> int:
                 call(regs, heap)
@@ -400,26 +407,6 @@ class VirtualMachine:
                 regs[dst] = call(regs, heap)
                 return nxt
         return step
-
-    def _timed(self, call: Callable, name: str, kind: str) -> Callable:
-        key, sync, clock = (name, kind), self.device.sync, time.perf_counter
-
-        def timed(regs: list, heap: list) -> Any:
-            self._depth += 1
-            start = clock()
-            try:
-                return call(regs, heap)
-            finally:
-                if kind == "kernel":
-                    sync()
-                elapsed = clock() - start
-                self._depth -= 1
-                if self._depth == 0:
-                    self._top_calls[0] += elapsed
-                if self._timings is not None:
-                    self._timings.setdefault(key, []).append(elapsed)
-
-        return timed
 
 
 # ---------------------------------------------------------------------------- liveness
@@ -515,6 +502,21 @@ def _truth(value: Any) -> bool:
             raise VMError(f"if: the condition must be a scalar, got a tensor of shape {value.shape}")
         return bool(flat[0])
     return bool(value)
+
+
+def _no_sync() -> None:
+    pass
+
+
+def _describe_value(value: Any) -> tuple[str, str | None]:
+    """A call argument as the profiler lists it, and its device (None when not a tensor)."""
+    if isinstance(value, Tensor):
+        return f"{value.dtype}[{', '.join(map(str, value.shape))}]", str(value.device)
+    if isinstance(value, ShapeTuple):
+        return f"shape({', '.join(map(str, value))})", None
+    if isinstance(value, tuple):
+        return f"tuple[{len(value)}]", None
+    return ("None" if value is None else type(value).__name__), None
 
 
 def _type_name(value: Any) -> str:

@@ -2,7 +2,10 @@
 
 :func:`from_onnx` turns an ``onnx.ModelProto`` into an IRModule whose ``"main"`` function
 takes the graph inputs (unknown dimensions become int64 symbolic variables named after their
-``dim_param``) and returns the graph outputs (a Tuple when there are several).
+``dim_param``) and returns the graph outputs (a Tuple when there are several).  Every binding
+emitted for a node, and its call, carries a :class:`~tvm.ir.span.Span` naming the node
+(``node.name``, or ``<op_type>_<position>`` for an unnamed node; the source is the graph's
+name): the layer names that kernels and profiles report.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import numpy as np
 
 from tvm import tir
 from tvm.ir.module import IRModule
+from tvm.ir.span import SourceName, Span
 from tvm.tir.expr import IntImm, PrimExpr
 
 from ...expr import Constant, Expr, ShapeExpr, Tuple, TupleGetItem, Var
@@ -103,6 +107,8 @@ class GraphImporter:
         self._seq_inputs: list[tuple[str, Var, Optional[str]]] = []  # bound once in the function
         self.param_values: list[np.ndarray] = []
         self._schemas: dict[tuple[str, str, int], int] = {}
+        self._source = SourceName("onnx")
+        self._node_count = 0
 
     # -- model -----------------------------------------------------------------------------
     def import_model(self, model: Any) -> IRModule:
@@ -117,6 +123,7 @@ class GraphImporter:
         if self.opsets[""] < MIN_OPSET:
             raise OpNotImplemented(f"ONNX opset {self.opsets['']} is not supported")
         graph = model.graph
+        self._source = SourceName(graph.name or "onnx")
         inputs, init_params = self._graph_inputs(graph)
         all_params = inputs + init_params
         attrs: dict[str, Any] = {}
@@ -362,14 +369,18 @@ class GraphImporter:
                     f"{node.op_type} takes tensors")
         ctx = NodeContext(self, node, inputs, opset)
         result = None
+        self._node_count += 1
+        span = Span(self._source, self._node_count, 1,
+                    name=node.name or f"{node.op_type}_{self._node_count - 1}")
         try:
-            if self._foldable(ctx):
-                result = self._fold(ctx, conv)
-            if result is None:
-                result = self._reference_fold(ctx, opset)
-            if result is None:
-                result = conv.impl(ctx)
-            self._bind_outputs(ctx, result)
+            with self.bb.spanned(span):
+                if self._foldable(ctx):
+                    result = self._fold(ctx, conv)
+                if result is None:
+                    result = self._reference_fold(ctx, opset)
+                if result is None:
+                    result = conv.impl(ctx)
+                self._bind_outputs(ctx, result)
         except OnnxImportError:
             raise
         except Exception as err:  # noqa: BLE001 - re-raised with the node named
