@@ -14,8 +14,10 @@ stage          what it holds
 ``ll``, ...    the kernels' generated code, in the formats the kernel module has
 =============  ====================================================================
 
-The executable is ``relax.build(fused, target, pipeline=None)``: the graph stages are not
-run twice, and the result is the executable ``relax.build(mod, target)`` makes.
+The graph stages are ``relax.build``'s own pipeline (``relax.vm.build.default_pipeline``),
+with the module kept as LegalizeOps leaves it; the executable is ``relax.build(fused, target,
+pipeline=None)``: the graph stages are not run twice, and the result is the executable
+``relax.build(mod, target)`` makes.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
+from tvm.ir.instrument import PassInstrument
 from tvm.ir.module import IRModule
 from tvm.ir.target import Target, as_target
 from tvm.ir.transform import PassContext
@@ -56,6 +59,18 @@ class Compiled:
         return self.executable.as_text()
 
 
+class _KeepAfter(PassInstrument):
+    """Keeps the module the pass ``name`` returns, the first time it runs."""
+
+    def __init__(self, name: str) -> None:
+        self.pass_name = name
+        self.mod: Optional[IRModule] = None
+
+    def run_after_pass(self, mod: IRModule, info: Any) -> None:
+        if self.mod is None and info.name == self.pass_name:
+            self.mod = mod
+
+
 def tuning_database(records: Optional[str]) -> Any:
     """The tuner's database at ``records`` (its work dir), or None."""
     if not records:
@@ -85,22 +100,21 @@ def compile_model(mod: IRModule, target: Any, opt_level: int = 3,
     import time
 
     from tvm import relax
-    from tvm.relax import transform as T
+    from tvm.relax.vm.build import default_pipeline
 
     tgt = as_target(target)
     db = tuning_database(records)
     stages: dict[str, IRModule] = {"relax": mod}
     seconds: dict[str, float] = {}
-    ctx = PassContext(opt_level=opt_level, instruments=list(instruments),
+    legalized = _KeepAfter("LegalizeOps")
+    ctx = PassContext(opt_level=opt_level, instruments=[*instruments, legalized],
                       disabled_pass=list(disabled_passes))
     with ctx, tgt:
         start = time.perf_counter()
-        graph = T.get_default_graph_pipeline(opt_level)(mod)
-        stages["legalized"] = T.LegalizeOps()(graph)
-        fused = T.AnnotateTIROpPattern()(stages["legalized"])
-        fused = T.DeadCodeElimination()(T.FuseTIR()(T.FuseOps()(fused)))
-        stages["fused"] = fused
+        fused = default_pipeline(opt_level)(mod)
         seconds["graph"] = time.perf_counter() - start
+    stages["legalized"] = legalized.mod if legalized.mod is not None else fused
+    stages["fused"] = fused
     compiled = Compiled(tgt, stages, seconds=seconds)
     if not build:
         return compiled
