@@ -524,7 +524,7 @@ def call_hook(
             answer = pm._hookexec(hook, [impl, *wrappers], call_kwargs, firstresult)
         except _PLUGIN_FAILURES as err:
             if owner is not None and impl.plugin_name == owner:
-                raise _propagated(hook, kwargs, impl, err)
+                raise _propagated(hook, kwargs, impl, err)  # noqa: B904 - err itself, or chained
             failures.append((impl, err))
             continue
         if firstresult:
