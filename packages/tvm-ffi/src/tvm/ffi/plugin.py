@@ -32,10 +32,11 @@ and again by :func:`reload_plugins`):
     with status ``"blocked"``.  Built-in plugins can be blocked by name too.
 ``TVM_TRACE_PLUGINS=1``
     Trace plugin loading and every hook call.  Lines go straight to ``sys.stderr``
-    (no logging configuration needed), one before and one after each call::
+    (no logging configuration needed), one before and one after each call; a
+    :func:`call_hook` call is traced per implementation, and a failure gets a line too::
 
-        [tvm-plugin] calling tvm_register_targets(register=<function ...>) on llvm, cuda
-        [tvm-plugin] hook tvm_register_targets(register=<function ...>) -> [None, None]
+        [tvm-plugin] calling tvm_device_api(device_type=2) on cuda
+        [tvm-plugin] hook tvm_device_api(device_type=2) -> <CUDADeviceAPI ...>
 
 The ``logging`` logger ``"tvm.plugin"`` receives load events at DEBUG level (with the
 traceback of a failed plugin) whether or not tracing is on.
