@@ -287,6 +287,23 @@ def test_plugin_raising_non_import_error(eps):
     assert [(p.name, p.status) for p in infos] == [("boom", "failed"), ("llvm", "loaded")]
 
 
+@pytest.mark.parametrize("error", [SystemExit(3), SystemExit("sdk missing")])
+def test_plugin_raising_system_exit_at_import_is_isolated(eps, error):
+    eps.append(FakeEntryPoint("quitter", error))
+    eps.append(FakeEntryPoint("llvm", llvm_module()))
+    tvm.ffi.add_hookspecs(Specs)
+    with pytest.warns(PluginLoadWarning, match="'quitter'.*SystemExit"):
+        infos = tvm.ffi.list_plugins()
+    assert {p.name: p.status for p in infos} == {"quitter": "failed", "llvm": "loaded"}
+    assert registered_targets() == ["llvm"]
+
+
+def test_keyboard_interrupt_at_import_propagates(eps):
+    eps.append(FakeEntryPoint("ctrl-c", KeyboardInterrupt()))
+    with pytest.raises(KeyboardInterrupt):
+        host.get_plugin_manager()
+
+
 def test_invalid_hookimpl_is_rejected_without_partial_registration(eps):
     bad = plugin_module(
         "bad",
@@ -538,3 +555,143 @@ def test_real_entry_point_objects(eps, tmp_path, monkeypatch):
     info = tvm.ffi.get_plugin_info("fake")
     assert (info.status, info.module) == ("loaded", "tvm_fake_target_plugin")
     assert tvm.ffi.get_plugin_info("gone").module == "tvm_no_such_module_anywhere"
+
+
+# ------------------------------------------------------------------ hook calls (call_hook)
+
+
+def _raiser(error):
+    def impl(*args, **kwargs):
+        raise error
+
+    return impl
+
+
+def _broken_module(name, error):
+    return plugin_module(name, tvm_test_register=_raiser(error),
+                         tvm_test_device_api=_raiser(error))
+
+
+@pytest.mark.parametrize("error", [ValueError("bad table"), KeyError("x"), SystemExit(2),
+                                   AttributeError("no attr")])
+def test_call_hook_skips_a_failing_plugin_and_names_it(eps, error):
+    eps.extend([FakeEntryPoint("llvm", llvm_module()),
+                FakeEntryPoint("zbroken", _broken_module("zbroken", error), "broken-dist", "9"),
+                FakeEntryPoint("cuda", cuda_module())])
+    tvm.ffi.add_hookspecs(Specs)
+    names: list[str] = []
+    with pytest.warns(tvm.ffi.PluginHookWarning) as caught:
+        assert tvm.ffi.call_hook("tvm_test_register", register=names.append) == []
+        assert tvm.ffi.call_hook("tvm_test_device_api", device_type=1) == "llvm-cpu-api"
+        assert tvm.ffi.call_hook("tvm_test_device_api", device_type=2) == "cuda-api"
+    assert sorted(names) == ["cuda", "llvm"]
+    messages = [str(w.message) for w in caught]
+    assert len(messages) == 3
+    kind = type(error).__name__
+    assert all("tvm plugin 'zbroken' (broken-dist 9) failed in hook" in m and kind in m
+               for m in messages)
+    assert "tvm_test_device_api(device_type=2)" in messages[2]
+    assert issubclass(tvm.ffi.PluginHookWarning, PluginLoadWarning)
+    info = tvm.ffi.get_plugin_info("zbroken")
+    assert info.status == "loaded"
+    assert [e.split(":")[0] for e in info.hook_errors] == ["tvm_test_device_api",
+                                                          "tvm_test_register"]
+    assert f"failed in tvm_test_device_api: {kind}" in tvm.ffi.format_plugin_table()
+    assert tvm.ffi.get_plugin_info("llvm").hook_errors == ()
+
+
+def test_call_hook_keyboard_interrupt_propagates(eps):
+    eps.extend([FakeEntryPoint("llvm", llvm_module()),
+                FakeEntryPoint("zz", _broken_module("zz", KeyboardInterrupt()))])
+    tvm.ffi.add_hookspecs(Specs)
+    with pytest.raises(KeyboardInterrupt):
+        tvm.ffi.call_hook("tvm_test_device_api", device_type=1)
+
+
+def test_call_hook_owner_failure_propagates_with_the_plugin_named(eps):
+    eps.extend([FakeEntryPoint("llvm", llvm_module()),
+                FakeEntryPoint("zacme", _broken_module("zacme", ValueError("bad npu")), "acme-npu")])
+    tvm.ffi.add_hookspecs(Specs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the owner's failure is an error, not a warning
+        with pytest.raises(ValueError, match="bad npu") as info:
+            tvm.ffi.call_hook("tvm_test_device_api", device_type=12, owner="zacme")
+    assert info.value.__notes__ == [
+        "tvm plugin 'zacme' (acme-npu 1.2.3) failed in hook tvm_test_device_api(device_type=12)"
+        ": ValueError: bad npu"
+    ]
+    # a plugin that is not the owner is still skipped with a warning
+    with pytest.warns(tvm.ffi.PluginHookWarning, match="'zacme'"):
+        assert tvm.ffi.call_hook("tvm_test_device_api", device_type=1,
+                                 owner="llvm") == "llvm-cpu-api"
+
+
+def test_call_hook_owner_system_exit_becomes_plugin_error(eps):
+    eps.append(FakeEntryPoint("acme", _broken_module("acme", SystemExit(1))))
+    tvm.ffi.add_hookspecs(Specs)
+    with pytest.raises(PluginError, match=r"'acme' \(tvm-target-x 1.2.3\) failed in hook "
+                       r"tvm_test_device_api\(device_type=12\): SystemExit: 1") as info:
+        tvm.ffi.call_hook("tvm_test_device_api", device_type=12, owner="acme")
+    assert isinstance(info.value.__cause__, SystemExit)
+
+
+def test_call_hook_required_reports_why_nobody_answered(eps):
+    eps.extend([FakeEntryPoint("llvm", llvm_module()),
+                FakeEntryPoint("zz", _broken_module("zz", TypeError("bad options")))])
+    tvm.ffi.add_hookspecs(Specs)
+    # not required: nobody answers, the failure is a warning and the answer is None
+    with pytest.warns(tvm.ffi.PluginHookWarning, match="'zz'.*TypeError: bad options"):
+        assert tvm.ffi.call_hook("tvm_test_device_api", device_type=7) is None
+    # required: the one failure is the answer (type kept, plugin in a note)
+    with pytest.raises(TypeError, match="bad options") as info:
+        tvm.ffi.call_hook("tvm_test_device_api", device_type=7, required=True)
+    assert "tvm plugin 'zz'" in info.value.__notes__[0]
+    # required but answered: the failure is only a warning
+    with pytest.warns(tvm.ffi.PluginHookWarning):
+        assert tvm.ffi.call_hook("tvm_test_device_api", device_type=1,
+                                 required=True) == "llvm-cpu-api"
+
+
+def test_call_hook_required_with_several_failures(eps):
+    eps.extend([FakeEntryPoint("a1", _broken_module("a1", ValueError("one"))),
+                FakeEntryPoint("a2", _broken_module("a2", SystemExit("two")))])
+    tvm.ffi.add_hookspecs(Specs)
+    with pytest.raises(PluginError, match="several failed") as info:
+        tvm.ffi.call_hook("tvm_test_device_api", device_type=5, required=True)
+    assert "'a1'" in str(info.value) and "ValueError: one" in str(info.value)
+    assert "'a2'" in str(info.value) and "SystemExit: two" in str(info.value)
+
+
+def test_call_hook_keeps_pluggy_order_and_tracing(eps, monkeypatch, capsys):
+    monkeypatch.setenv(host.TRACE_ENV, "1")
+    both = plugin_module("zboth", tvm_test_device_api=lambda device_type: "both-api")
+    eps.extend([FakeEntryPoint("llvm", llvm_module()), FakeEntryPoint("zboth", both)])
+    tvm.ffi.add_hookspecs(Specs)
+    pm = host.get_plugin_manager()
+    capsys.readouterr()
+    # the last registered answers first, as with pm.hook
+    assert tvm.ffi.call_hook("tvm_test_device_api", device_type=1) == "both-api"
+    assert pm.hook.tvm_test_device_api(device_type=1) == "both-api"
+    err = capsys.readouterr().err
+    assert "[tvm-plugin] calling tvm_test_device_api(device_type=1) on zboth" in err
+
+
+def test_call_hook_errors(eps):
+    tvm.ffi.add_hookspecs(Specs)
+    eps.append(FakeEntryPoint("llvm", llvm_module()))
+    with pytest.raises(PluginError, match="no hook spec named 'tvm_test_nope'"):
+        tvm.ffi.call_hook("tvm_test_nope")
+    with pytest.raises(TypeError, match=r"missing hook arguments \['device_type'\]"):
+        tvm.ffi.call_hook("tvm_test_device_api")
+
+
+def test_call_hook_kwargs_for_gives_each_plugin_its_own_arguments(eps):
+    eps.extend([FakeEntryPoint("llvm", llvm_module()), FakeEntryPoint("cuda", cuda_module())])
+    tvm.ffi.add_hookspecs(Specs)
+    seen: dict[str, list[str]] = {}
+
+    def kwargs_for(plugin):
+        return {"register": seen.setdefault(plugin, []).append}
+
+    tvm.ffi.call_hook("tvm_test_register", kwargs_for=kwargs_for)
+    assert seen == {"llvm": ["llvm"], "cuda": ["cuda"]}

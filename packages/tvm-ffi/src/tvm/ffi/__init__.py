@@ -29,9 +29,11 @@ from .object import (
     tree_field,
 )
 from .plugin import (
+    PluginHookWarning,
     PluginInfo,
     PluginLoadWarning,
     add_hookspecs,
+    call_hook,
     format_plugin_table,
     get_plugin_info,
     get_plugin_manager,

@@ -14,7 +14,15 @@ API of tvm-runtime, say) join with :func:`register_plugin`.  Hook implementation
 
 A plugin that fails to import or to register is reported with a
 :class:`PluginLoadWarning` naming it, its distribution and version, and is recorded as
-``"failed"`` in :func:`list_plugins`; the other plugins still load.
+``"failed"`` in :func:`list_plugins`; the other plugins still load.  That includes a plugin
+that raises ``SystemExit`` at import; ``KeyboardInterrupt`` always propagates.
+
+Hooks are called through :func:`call_hook`, which runs each implementation on its own: one
+that raises is reported with a :class:`PluginHookWarning` naming the plugin (and recorded in
+its :attr:`PluginInfo.hook_errors`), and the others still answer.  When the request belongs
+to one plugin (the plugin of the target kind being compiled for, say) and that plugin
+fails, its error propagates, with a note naming the plugin, instead of another plugin's
+answer being taken.
 
 Environment variables (declared in :mod:`tvm.ffi.knobs`; read when the manager is created,
 and again by :func:`reload_plugins`):
@@ -24,10 +32,11 @@ and again by :func:`reload_plugins`):
     with status ``"blocked"``.  Built-in plugins can be blocked by name too.
 ``TVM_TRACE_PLUGINS=1``
     Trace plugin loading and every hook call.  Lines go straight to ``sys.stderr``
-    (no logging configuration needed), one before and one after each call::
+    (no logging configuration needed), one before and one after each call; a
+    :func:`call_hook` call is traced per implementation, and a failure gets a line too::
 
-        [tvm-plugin] calling tvm_register_targets(register=<function ...>) on llvm, cuda
-        [tvm-plugin] hook tvm_register_targets(register=<function ...>) -> [None, None]
+        [tvm-plugin] calling tvm_device_api(device_type=2) on cuda
+        [tvm-plugin] hook tvm_device_api(device_type=2) -> <CUDADeviceAPI ...>
 
 The ``logging`` logger ``"tvm.plugin"`` receives load events at DEBUG level (with the
 traceback of a failed plugin) whether or not tracing is on.
@@ -45,7 +54,7 @@ import sys
 import threading
 import types
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import pluggy
@@ -61,7 +70,9 @@ __all__ = [
     "hookspec",
     "hookimpl",
     "PluginLoadWarning",
+    "PluginHookWarning",
     "PluginInfo",
+    "call_hook",
     "get_plugin_manager",
     "add_hookspecs",
     "register_plugin",
@@ -91,6 +102,19 @@ class PluginLoadWarning(UserWarning):
     """A tvm plugin failed to import or register; the other plugins still load."""
 
 
+class PluginHookWarning(PluginLoadWarning):
+    """A tvm plugin's hook implementation raised; the other plugins were asked instead.
+
+    A subclass of :class:`PluginLoadWarning`, so one filter silences every report of a
+    broken plugin."""
+
+
+#: What a plugin's code may raise without taking the process down with it: ``SystemExit``
+#: from a plugin is a bug of the plugin, not a request of the user; ``KeyboardInterrupt``
+#: (and other ``BaseException``\ s) propagate.
+_PLUGIN_FAILURES = (Exception, SystemExit)
+
+
 @dataclasses.dataclass(frozen=True)
 class PluginInfo:
     """One row of :func:`list_plugins`."""
@@ -102,6 +126,7 @@ class PluginInfo:
     error: str | None = None
     module: str | None = None
     hooks: tuple[str, ...] = ()  # the hooks a loaded plugin implements
+    hook_errors: tuple[str, ...] = ()  # "hook: Error: message", the last failure per hook
 
 
 @dataclasses.dataclass
@@ -113,6 +138,7 @@ class _Record:
     error: str | None = None
     module: str | None = None
     plugin: Any = None
+    hook_errors: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass
@@ -225,7 +251,7 @@ def _register_into(pm: pluggy.PluginManager, record: _Record, obj: Any) -> None:
     """Register ``obj`` under ``record.name``, updating the record; never raises."""
     try:
         registered = pm.register(obj, record.name)
-    except Exception as err:  # validation error, duplicate name or object
+    except _PLUGIN_FAILURES as err:  # validation error, duplicate name or object
         if pm.get_plugin(record.name) is obj:  # undo a partial registration
             try:
                 pm.unregister(plugin=obj, name=record.name)
@@ -278,7 +304,7 @@ def _load_entry_points(pm: pluggy.PluginManager, blocked: set[str]) -> None:
             continue
         try:
             obj = ep.load()
-        except Exception as err:  # any import-time failure of one plugin is isolated
+        except _PLUGIN_FAILURES as err:  # any import-time failure of one plugin is isolated
             _report_failure(record, err)
             continue
         _register_into(pm, record, obj)
@@ -419,6 +445,151 @@ def _evict_mismatching_plugins(pm: pluggy.PluginManager, namespace: Any) -> None
             _report_failure(record, err)
 
 
+# --------------------------------------------------------------------------- calling
+
+
+def _hook_caller(pm: pluggy.PluginManager, hook: str) -> pluggy.HookCaller:
+    caller = getattr(pm.hook, hook, None)
+    if caller is None or caller.spec is None:
+        raise PluginError(
+            f"no hook spec named {hook!r} is declared (is the package that declares it "
+            "imported?)"
+        )
+    return caller
+
+
+def _record_of(name: str, plugin: Any) -> _Record | None:
+    return next((r for r in _records if r.name == name and r.plugin is plugin), None)
+
+
+def _describe_plugin(name: str, record: _Record | None) -> str:
+    if record is None:
+        return f"tvm plugin {name!r}"
+    version = record.version or _lookup_version(record.distribution)
+    return f"tvm plugin {name!r} ({record.distribution} {version})"
+
+
+def call_hook(
+    hook: str,
+    /,
+    *,
+    owner: str | None = None,
+    required: bool = False,
+    kwargs_for: Callable[[str], Mapping[str, Any]] | None = None,
+    **kwargs: Any,
+) -> Any:
+    """Call hook ``hook`` with ``kwargs``, one plugin implementation at a time.
+
+    Returns what pluggy would: the first answer that is not ``None`` for a ``firstresult``
+    hook (``None`` when nobody answers), else the list of answers that are not ``None``.
+    An implementation that raises (``SystemExit`` included) is skipped: it is reported with
+    a :class:`PluginHookWarning` naming its plugin and recorded in that plugin's
+    :attr:`PluginInfo.hook_errors`, and the other implementations are still called.
+
+    A failure is the caller's error instead when no other answer may replace it:
+
+    * ``owner`` names the plugin the request belongs to (the plugin of the target kind
+      asked for); its failure propagates at once, since another plugin's answer would be
+      wrong;
+    * ``required=True`` (the caller cannot go on without an answer): when nobody answered
+      and plugins failed, the failure propagates (several: a
+      :class:`~tvm.ffi.PluginError` listing them).
+
+    A propagated exception keeps its type and gets a note naming the plugin and the hook;
+    ``SystemExit`` becomes a :class:`~tvm.ffi.PluginError` naming them.
+    ``kwargs_for(name)`` gives extra keyword arguments for plugin ``name`` (a registration
+    hook hands each plugin its own ``register`` callback).
+    """
+    pm = get_plugin_manager()
+    caller = _hook_caller(pm, hook)
+    spec = caller.spec
+    assert spec is not None
+    firstresult = bool(spec.opts.get("firstresult", False))
+    impls = caller.get_hookimpls()
+    wrappers = [i for i in impls if i.hookwrapper or i.wrapper]
+    results: list[Any] = []
+    failures: list[tuple[pluggy.HookImpl, BaseException]] = []
+    answered = False
+    for impl in reversed(impls):  # pluggy's order: last registered (or tryfirst) first
+        if impl.hookwrapper or impl.wrapper:
+            continue
+        call_kwargs = dict(kwargs)
+        if kwargs_for is not None:
+            call_kwargs.update(kwargs_for(impl.plugin_name))
+        missing = [a for a in spec.argnames if a not in call_kwargs]
+        if missing:
+            raise TypeError(f"call_hook({hook!r}): missing hook arguments {missing}")
+        try:
+            # pluggy's own executor for one implementation (plus any wrappers), so argument
+            # mapping and TVM_TRACE_PLUGINS tracing behave as for a plain ``pm.hook`` call.
+            answer = pm._hookexec(hook, [impl, *wrappers], call_kwargs, firstresult)
+        except _PLUGIN_FAILURES as err:
+            if owner is not None and impl.plugin_name == owner:
+                raise _propagated(hook, kwargs, impl, err)  # noqa: B904 - err itself, or chained
+            failures.append((impl, err))
+            continue
+        if firstresult:
+            if answer is not None:
+                results.append(answer)
+                answered = True
+                break
+        else:
+            results.extend(a for a in answer if a is not None)
+            answered = answered or bool(results)
+    if required and failures and not answered:
+        if len(failures) == 1:
+            impl, err = failures[0]
+            raise _propagated(hook, kwargs, impl, err)
+        listed = "; ".join(
+            f"{_plugin_message(hook, kwargs, impl, err)}" for impl, err in failures
+        )
+        raise PluginError(f"no plugin answered, and several failed: {listed}") from (
+            failures[0][1]
+        )
+    for impl, err in failures:
+        _report_hook_failure(hook, kwargs, impl, err)
+    if firstresult:
+        return results[0] if results else None
+    return results
+
+
+def _plugin_message(
+    hook: str, kwargs: Mapping[str, Any], impl: pluggy.HookImpl, err: BaseException
+) -> str:
+    who = _describe_plugin(impl.plugin_name, _record_of(impl.plugin_name, impl.plugin))
+    return f"{who} failed in hook {_format_call(hook, kwargs)}: {_describe(err)}"
+
+
+def _propagated(
+    hook: str, kwargs: Mapping[str, Any], impl: pluggy.HookImpl, err: BaseException
+) -> BaseException:
+    """The exception to raise for a failure nobody else may answer for."""
+    message = _plugin_message(hook, kwargs, impl, err)
+    logger.debug("%s", message, exc_info=(type(err), err, err.__traceback__))
+    if isinstance(err, SystemExit):
+        converted = PluginError(message)
+        converted.__cause__ = err
+        return converted
+    err.add_note(message)
+    return err
+
+
+def _report_hook_failure(
+    hook: str, kwargs: Mapping[str, Any], impl: pluggy.HookImpl, err: BaseException
+) -> None:
+    """Record and report one failed implementation that other plugins answered for."""
+    with _lock:
+        record = _record_of(impl.plugin_name, impl.plugin)
+        if record is not None:
+            record.hook_errors[hook] = _describe(err)
+    message = _plugin_message(hook, kwargs, impl, err)
+    logger.debug("%s", message, exc_info=(type(err), err, err.__traceback__))
+    if TRACE_PLUGINS.get():
+        _trace(message)
+    warnings.warn(f"{message}; the other plugins were asked instead", PluginHookWarning,
+                  stacklevel=3)
+
+
 # --------------------------------------------------------------------------- built-ins
 
 
@@ -489,6 +660,7 @@ def _info(pm: pluggy.PluginManager, record: _Record) -> PluginInfo:
         error=record.error,
         module=record.module,
         hooks=hooks,
+        hook_errors=tuple(f"{h}: {e}" for h, e in sorted(record.hook_errors.items())),
     )
 
 
@@ -525,6 +697,8 @@ def format_plugin_table(plugins: Iterable[PluginInfo] | None = None) -> str:
             detail = f"blocked by {DISABLE_ENV}"
         else:
             detail = f"hooks: {', '.join(p.hooks)}" if p.hooks else "no hooks"
+            if p.hook_errors:
+                detail += f"; failed in {'; '.join(p.hook_errors)}"
         table.append((p.name, p.distribution, p.version, p.status, p.module or "-", detail))
     widths = [max(len(row[i]) for row in table) for i in range(len(header) - 1)]
     lines = []

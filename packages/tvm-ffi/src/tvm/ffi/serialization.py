@@ -7,7 +7,9 @@ The format is one JSON document::
      "root": <value>}
 
 Nodes are listed children first, so loading builds each immutable node after the ones it
-refers to.  A node referenced twice is written once and comes back as one node.  Values are
+refers to.  Each field value is checked against the annotation its class declares the
+field with (:mod:`.field_types`): a wrongly typed field is a :class:`SerializationError`
+naming the node, the field and its JSON path, not a failure later in a printer or a pass.  A node referenced twice is written once and comes back as one node.  Values are
 JSON scalars, arrays (sequences), ``{"$ref": i}`` (node ``i``), ``{"$dict": [[k, v], ...]}``,
 ``{"$float": "nan"|"inf"|"-inf"}``, ``{"$ndarray": {dtype, shape, data(base64)}}``,
 ``{"$scalar": {dtype, data(base64)}}`` (a numpy scalar) and ``{"$value": key, "data": ...}``
@@ -25,6 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .error import SerializationError
+from .field_types import FieldCheck, describe_value, field_checks
 from .object import _TYPE_REGISTRY, Object, get_object_type
 from .structural import deep_recursion
 
@@ -144,6 +147,7 @@ class _Reader:
     def __init__(self, nodes: list[Any]):
         self.raw = nodes
         self.built: list[Any] = []
+        self.checks: dict[type, Any] = {}
 
     def build_all(self) -> None:
         for i, node in enumerate(self.raw):
@@ -173,6 +177,14 @@ class _Reader:
                 info.name: self.value(fields[info.name], f"node {i} ({node['type']}.{info.name})")
                 for info in cls._field_infos
             }
+            checks = self.checks.get(cls)
+            if checks is None:
+                checks = self.checks[cls] = field_checks(cls)
+            for name, check in checks:
+                value = values[name]
+                classes = check.classes
+                if not (isinstance(value, classes) if classes is not None else check.test(value)):
+                    raise _field_type_error(i, node["type"], name, check, value)
             custom = getattr(cls, "__from_json__", None)
             if custom is not None:
                 obj = custom(values)
@@ -263,6 +275,15 @@ class _Reader:
             raise SerializationError(
                 f"{at}: bad array payload of dtype {spec['dtype']}: {err}"
             ) from None
+
+
+def _field_type_error(i: int, type_key: str, name: str, check: FieldCheck,
+                      value: Any) -> SerializationError:
+    sub, expected, bad = check.explain(value)
+    return SerializationError(
+        f"node {i} ({type_key}): field {name!r}{sub} must be {expected} (as declared by "
+        f"{type_key}), got {describe_value(bad)}; at JSON path $.nodes[{i}].fields.{name}{sub}"
+    )
 
 
 def _numpy_dtype(name: Any, at: str) -> Any:

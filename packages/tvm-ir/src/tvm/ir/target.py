@@ -44,6 +44,7 @@ from tvm.ffi.plugin import (
     DISABLE_ENV,
     PluginLoadWarning,
     add_hookspecs,
+    call_hook,
     get_plugin_manager,
     hookspec,
     list_plugins,
@@ -67,6 +68,7 @@ __all__ = [
     "unregister_target_kind",
     "get_target_kind",
     "list_target_kinds",
+    "target_kind_plugin",
     "host_target",
     "as_target",
     "HOST_JIT",
@@ -377,37 +379,34 @@ def _collect_plugin_table(hook: str, cls: type, what: str,
             return
         table.clear()
         loaded[0] = key
-        for impl in impls:
-            plugin_name = impl.plugin_name
 
-            def register(entry: Any, _plugin: str = plugin_name) -> None:
+        offered: dict[str, list[Any]] = {impl.plugin_name: [] for impl in impls}
+
+        def kwargs_for(plugin: str) -> dict[str, Any]:
+            def register(entry: Any) -> None:
                 if not isinstance(entry, cls):
                     raise TypeError(f"register() expects a {cls.__name__}, got "
                                     f"{type(entry).__name__}")
+                offered[plugin].append(entry)
+
+            return {"register": register}
+
+        # one broken plugin is reported (naming it) without hiding the others' entries
+        call_hook(hook, kwargs_for=kwargs_for)
+        for impl in impls:  # registration order: on a clash the first plugin's entry stays
+            for entry in offered[impl.plugin_name]:
                 if entry.name in table:
                     other = table[entry.name][1]
                     warnings.warn(
-                        f"tvm plugin {_plugin!r} registers {what} {entry.name!r}, which "
-                        f"plugin {other!r} already provides; keeping the first",
+                        f"tvm plugin {impl.plugin_name!r} registers {what} {entry.name!r}, "
+                        f"which plugin {other!r} already provides; keeping the first",
                         PluginLoadWarning,
                         stacklevel=2,
                     )
-                    return
-                table[entry.name] = (entry, _plugin)
+                    continue
+                table[entry.name] = (entry, impl.plugin_name)
                 if on_add is not None:
                     on_add(entry)
-
-            others = [other.plugin for other in impls if other is not impl]
-            caller = pm.subset_hook_caller(hook, others)
-            try:
-                caller(register=register)
-            except Exception as err:  # one broken plugin must not hide the others
-                warnings.warn(
-                    f"tvm plugin {plugin_name!r} failed to register its {what}s: "
-                    f"{type(err).__name__}: {err}",
-                    PluginLoadWarning,
-                    stacklevel=2,
-                )
 
 
 def _load_plugin_kinds() -> None:
@@ -422,6 +421,17 @@ def _all_kinds() -> dict[str, TargetKind]:
     kinds = {name: kind for name, (kind, _) in _PLUGIN_KINDS.items()}
     kinds.update(_LOCAL_KINDS)
     return kinds
+
+
+def target_kind_plugin(name: str) -> str | None:
+    """The name of the plugin that provides target kind ``name`` (``None`` for a kind
+    registered in-process, or an unknown one): the plugin that owns hook requests for it,
+    whose failure :func:`tvm.ffi.call_hook` reports instead of taking another's answer."""
+    _load_plugin_kinds()
+    if name in _LOCAL_KINDS:
+        return None
+    entry = _PLUGIN_KINDS.get(name)
+    return entry[1] if entry is not None else None
 
 
 def list_target_kinds(capability: str | None = None) -> list[str]:

@@ -369,9 +369,9 @@ def get_device_api(device_type: int, dev: Device | None = None) -> DeviceAPI:
 
 
 def _query(device_type: int, dev: Device | None) -> DeviceAPI:
-    from .hooks import plugin_manager
+    from .hooks import call_runtime_hook
 
-    api = plugin_manager().hook.tvm_device_api(device_type=int(device_type))
+    api = call_runtime_hook("tvm_device_api", device_type=int(device_type), required=True)
     if api is None:
         name = dev if dev is not None else Device(device_type, 0)
         provider = _PROVIDER.get(int(device_type))

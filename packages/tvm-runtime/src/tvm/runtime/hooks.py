@@ -21,7 +21,9 @@ A target distribution implements these in its plugin module (entry point group `
 
 All three hooks are ``firstresult``: the first plugin that answers (not ``None``) wins; the
 built-in implementations (CPU device API, ``.so``/``.dylib`` loader, the ``local`` and
-``process`` runners) run last, so a plugin can override them.
+``process`` runners) run last, so a plugin can override them.  They are called through
+:func:`call_runtime_hook` (:func:`tvm.ffi.call_hook`): a plugin whose implementation raises
+is reported by name and the others still answer.
 """
 
 from __future__ import annotations
@@ -29,10 +31,16 @@ from __future__ import annotations
 import sys
 import threading
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import pluggy
-from tvm.ffi.plugin import add_hookspecs, get_plugin_manager, hookspec, register_plugin
+from tvm.ffi.plugin import (
+    add_hookspecs,
+    call_hook,
+    get_plugin_manager,
+    hookspec,
+    register_plugin,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from .device import DeviceAPI
@@ -40,7 +48,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from .runner import Runner
 
 __all__ = ["tvm_device_api", "tvm_runtime_module_loader", "tvm_runtime_runner",
-           "tvm_runtime_host_cpu_features", "plugin_manager", "register_builtins"]
+           "tvm_runtime_host_cpu_features", "plugin_manager", "register_builtins",
+           "call_runtime_hook"]
 
 
 @hookspec(firstresult=True)
@@ -108,3 +117,9 @@ def plugin_manager() -> pluggy.PluginManager:
     """The tvm plugin manager, with tvm-runtime's built-in plugins registered."""
     register_builtins()
     return get_plugin_manager()
+
+
+def call_runtime_hook(hook: str, /, *, required: bool = False, **kwargs: Any) -> Any:
+    """:func:`tvm.ffi.call_hook` with tvm-runtime's built-in plugins registered first."""
+    register_builtins()
+    return call_hook(hook, required=required, **kwargs)

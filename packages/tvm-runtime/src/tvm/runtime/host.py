@@ -65,9 +65,9 @@ def file_arch(path: str | os.PathLike[str]) -> str | None:
 @functools.lru_cache(maxsize=None)
 def host_cpu_features() -> Mapping[str, bool]:
     """Feature name -> present on this CPU, for the features the host description knows."""
-    from .hooks import plugin_manager
+    from .hooks import call_runtime_hook
 
-    found = plugin_manager().hook.tvm_runtime_host_cpu_features()
+    found = call_runtime_hook("tvm_runtime_host_cpu_features")
     if found:
         return dict(found)
     return _cpuinfo_features()

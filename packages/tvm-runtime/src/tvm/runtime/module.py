@@ -405,7 +405,7 @@ def load_module(path: str | os.PathLike[str], fmt: str | None = None, *,
     A shared library or VM executable must carry the seal tvm's ``export_library`` writes
     (checked before the file is opened as a library, see :mod:`.file_seal`); ``trusted=True``
     loads one without (a library you built yourself and trust)."""
-    from .hooks import plugin_manager
+    from .hooks import call_runtime_hook
 
     path = os.fspath(path)
     if fmt is None:
@@ -418,7 +418,7 @@ def load_module(path: str | os.PathLike[str], fmt: str | None = None, *,
     fmt = fmt.lstrip(".").lower()
     if not os.path.exists(path):
         raise FileNotFoundError(f"load_module: no such file: {path!r}")
-    loader = plugin_manager().hook.tvm_runtime_module_loader(fmt=fmt)
+    loader = call_runtime_hook("tvm_runtime_module_loader", fmt=fmt, required=True)
     if loader is None:
         known = sorted(set(_SHARED_LIBRARY_FORMATS) | set(_loaders))
         raise ModuleLoadError(

@@ -31,10 +31,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Optional, Union
 
-from tvm.ffi.plugin import get_plugin_manager
+from tvm.ffi.plugin import call_hook
 from tvm.ffi.structural import deep_recursion
 from tvm.ir.module import IRModule
-from tvm.ir.target import Target, as_target
+from tvm.ir.target import Target, as_target, target_kind_plugin
 from tvm.ir.transform import Pass, Sequential, get_pass
 
 from .function import PrimFunc
@@ -205,7 +205,8 @@ def apply_default_schedule(mod: IRModule, target: Union[str, dict, Target]) -> I
     mod = _apply_tuned_schedules(mod, pending, target)
     if all(mod[gv].attrs.get(SCHEDULED_ATTR) for gv in pending):
         return mod
-    result = get_plugin_manager().hook.tvm_tir_default_schedule(mod=mod, target=target)
+    result = call_hook("tvm_tir_default_schedule", mod=mod, target=target,
+                       owner=target_kind_plugin(target.kind_name))
     if result is None:
         return mod
     if not isinstance(result, IRModule):
@@ -217,10 +218,9 @@ def apply_default_schedule(mod: IRModule, target: Union[str, dict, Target]) -> I
 
 
 def _apply_tuned_schedules(mod: IRModule, pending: list, target: Target) -> IRModule:
-    hook = get_plugin_manager().hook.tvm_tir_tuned_schedule
     tuned = {}
     for gv in pending:
-        func = hook(func=mod[gv], target=target)
+        func = call_hook("tvm_tir_tuned_schedule", func=mod[gv], target=target)
         if func is None:
             continue
         if not isinstance(func, PrimFunc) or not func.attrs.get(SCHEDULED_ATTR):

@@ -10,7 +10,10 @@ A target distribution implements them in its plugin module (entry point group ``
             return build_llvm          # (IRModule of lowered packed PrimFuncs, Target) -> Module
 
 ``tvm_tir_default_schedule(mod, target)`` may return ``mod`` with default schedules applied.
-Both hooks are ``firstresult``: the first plugin that answers (not ``None``) wins.
+Both hooks are ``firstresult``: the first plugin that answers (not ``None``) wins.  They are
+called through :func:`tvm.ffi.call_hook`: a plugin whose implementation raises is reported
+by name and skipped, unless it is the plugin of the target's kind, whose failure is an
+error naming it.
 ``tvm_tir_schedule_rules(target)`` is not: every plugin may contribute schedule rules for a
 target (its own target's, or a vendor's extra ones; see :mod:`tvm.tir.schedule.rules`).
 :func:`get_codegen` asks the plugins and explains what to install when nobody answers.
@@ -29,8 +32,8 @@ from collections.abc import Callable
 from typing import Any
 
 from tvm.ffi import PluginError
-from tvm.ffi.plugin import add_hookspecs, get_plugin_manager, hookspec
-from tvm.ir.target import KNOWN_TARGET_DISTRIBUTIONS, Target, as_target
+from tvm.ffi.plugin import add_hookspecs, call_hook, hookspec
+from tvm.ir.target import KNOWN_TARGET_DISTRIBUTIONS, Target, as_target, target_kind_plugin
 
 __all__ = ["tvm_tir_codegen", "tvm_tir_default_schedule", "tvm_tir_schedule_rules",
            "tvm_tir_tuned_schedule", "tvm_tir_cpu_info", "get_codegen", "CodegenFunc"]
@@ -96,7 +99,8 @@ def get_codegen(target: Target | str | dict) -> CodegenFunc:
     """The code generator a plugin provides for ``target`` (hook ``tvm_tir_codegen``, asked
     with a :class:`~tvm.ir.target.Target`); a clear error if none does."""
     target = as_target(target)
-    codegen = get_plugin_manager().hook.tvm_tir_codegen(target=target)
+    codegen = call_hook("tvm_tir_codegen", target=target,
+                        owner=target_kind_plugin(target.kind_name), required=True)
     if codegen is None:
         kind = target.kind_name
         dist = KNOWN_TARGET_DISTRIBUTIONS.get(kind) or target.kind.package

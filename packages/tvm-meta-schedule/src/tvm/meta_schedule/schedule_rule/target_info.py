@@ -32,11 +32,13 @@ def cpu_info(target: Any) -> Any:
     """The CPU description of ``target`` (a Target or target string) from hook
     ``tvm_tir_cpu_info``, or :class:`GenericCPU` when no plugin answers."""
     from tvm import tir  # noqa: F401  (registers the tvm-tir hook specs)
-    from tvm.ffi.plugin import get_plugin_manager
-    from tvm.ir.target import as_target
+    from tvm.ffi.plugin import call_hook
+    from tvm.ir.target import as_target, target_kind_plugin
     from tvm.tir import hooks  # noqa: F401
 
-    info = get_plugin_manager().hook.tvm_tir_cpu_info(target=as_target(target))
+    target = as_target(target)
+    info = call_hook("tvm_tir_cpu_info", target=target,
+                     owner=target_kind_plugin(target.kind_name))
     return info if info is not None else GenericCPU()
 
 

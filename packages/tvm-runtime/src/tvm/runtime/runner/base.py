@@ -241,9 +241,10 @@ def create_runner(name: str = "local", **options: Any) -> Runner:
     """The runner called ``name`` (``local``, ``process``, or one a plugin provides through
     the ``tvm_runtime_runner`` hook, e.g. an emulator runner of a target package), made with
     ``options``."""
-    from ..hooks import plugin_manager
+    from ..hooks import call_runtime_hook
 
-    runner = plugin_manager().hook.tvm_runtime_runner(name=name, options=dict(options))
+    runner = call_runtime_hook("tvm_runtime_runner", name=name, options=dict(options),
+                               required=True)
     if runner is None:
         raise RunnerUnavailableError(
             f"no runner named {name!r}; built in: local, process (plugins add more through "

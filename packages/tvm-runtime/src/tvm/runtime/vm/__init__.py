@@ -16,12 +16,13 @@ from .bytecode import BytecodeError, format_function, format_instruction
 from .executable import Executable, is_executable_file, load_executable
 from .memory import Storage, StoragePool
 from .profiler import BenchmarkResult, ProfileReport, ProfileRow
-from .vm import VirtualMachine, VMError
+from .vm import VirtualMachine, VMError, VMStepLimitError
 
 __all__ = [
     "Executable",
     "VirtualMachine",
     "VMError",
+    "VMStepLimitError",
     "ShapeTuple",
     "Storage",
     "StoragePool",

@@ -13,6 +13,11 @@ per instruction, operands and callees resolved): running it is
 packed C entry point; storage comes from a :class:`~.memory.StoragePool`.  Checks
 (``check_tensor_info``, ``match_shape``) raise :class:`VMError` naming the parameter, what
 was expected and what was given.  A VM is not meant to be run from several threads at once.
+
+``VirtualMachine(ex, max_steps=N)`` (or ``TVM_VM_MAX_STEPS=N``) bounds the instructions one
+call may execute, nested VM calls included: a program that does not end (a recursive Relax
+function whose exit is never taken) stops with a :class:`VMStepLimitError` naming the
+function, the instruction and the count.  Without a limit the loop above runs unchanged.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ import numpy as np
 from tvm.ffi.dlpack import ArgTypeCode, TVMValue
 from tvm.ffi.dtype import parse_dtype
 from tvm.ffi.error import TVMError
+from tvm.ffi.knobs import VM_MAX_STEPS
 from tvm.ffi.registry import get_global_func
 
 from ..device import DEVICE_TYPE_NAMES, Device, DeviceAPI, cpu
@@ -42,7 +48,7 @@ from .executable import Executable
 from .memory import StoragePool
 from .profiler import BenchmarkResult, CallRecorder, ProfileReport
 
-__all__ = ["VirtualMachine", "VMError"]
+__all__ = ["VirtualMachine", "VMError", "VMStepLimitError"]
 
 _CPU = 1
 _K_TENSOR = int(ArgTypeCode.kDLTensorHandle)
@@ -54,6 +60,10 @@ _K_HANDLE = int(ArgTypeCode.kOpaqueHandle)
 
 class VMError(TVMError, ValueError):
     """A VM check failed (wrong input shape/dtype/kind) or the program cannot run."""
+
+
+class VMStepLimitError(VMError):
+    """A VM call executed more instructions than the VM's ``max_steps`` allows."""
 
 
 class _Function:
@@ -75,9 +85,14 @@ class VirtualMachine:
     device, numpy and CPU inputs are copied there, device tensors are used as they are, and
     the results are device tensors; the bytecode itself (checks, shape arithmetic, builtins)
     runs on the host.
+
+    ``max_steps`` bounds the instructions one call executes (nested VM calls included); when
+    ``None``, ``TVM_VM_MAX_STEPS`` gives it, and unset means no limit.  It can be changed
+    later through the :attr:`max_steps` property.
     """
 
-    def __init__(self, executable: Executable, device: Device | str | None = None) -> None:
+    def __init__(self, executable: Executable, device: Device | str | None = None, *,
+                 max_steps: int | None = None) -> None:
         if not isinstance(executable, Executable):
             raise TypeError(
                 f"VirtualMachine expects a tvm.runtime.vm.Executable, got "
@@ -105,6 +120,9 @@ class VirtualMachine:
         self._funcs = [_Function(rec) for rec in executable.program["functions"]]
         self._profiled: list[_Function] | None = None
         self._recorder: CallRecorder | None = None
+        self.max_steps = VM_MAX_STEPS.get() if max_steps is None else max_steps
+        self._steps_left = 0  # while a limited call runs: instructions it may still execute
+        self._nesting = 0  # VM frames of the limited call now running
         for f in self._funcs:
             f.code = self._compile_function(f, False)
 
@@ -130,6 +148,19 @@ class VirtualMachine:
     @property
     def function_names(self) -> list[str]:
         return list(self._index)
+
+    @property
+    def max_steps(self) -> int | None:
+        """The most instructions one call may execute (``None``: no limit)."""
+        return self._max_steps
+
+    @max_steps.setter
+    def max_steps(self, value: int | None) -> None:
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                  or value < 1):
+            raise ValueError(f"VirtualMachine: max_steps must be a positive int or None, got "
+                             f"{value!r}")
+        self._max_steps = value
 
     def profile(self, name: str, *args: Any, repeat: int = 1, warmup: int = 1) -> ProfileReport:
         """Time every kernel, builtin and packed call of ``name`` on ``args``.
@@ -215,15 +246,42 @@ class VirtualMachine:
         heap = [0] * f.heap_size
         code = f.code
         pc = 0
+        limit = self._max_steps
         try:
-            while pc >= 0:
-                pc = code[pc](regs, heap)
+            if limit is None:
+                while pc >= 0:
+                    pc = code[pc](regs, heap)
+            else:
+                # the count is shared by the nested VM calls of one top-level call
+                if self._nesting == 0:
+                    self._steps_left = limit
+                self._nesting += 1
+                try:
+                    while pc >= 0:
+                        left = self._steps_left
+                        if left <= 0:
+                            raise self._step_limit_error(f, pc, limit)
+                        self._steps_left = left - 1
+                        pc = code[pc](regs, heap)
+                finally:
+                    self._nesting -= 1
+        except VMStepLimitError:
+            raise  # it names where it stopped; one note per frame of a deep recursion is noise
         except Exception as err:
             if hasattr(err, "add_note"):
                 text = format_instruction(f.record["code"][pc], f.record.get("heap_names") or [])
                 err.add_note(f"  in VM function @{f.name}, instruction {pc}: {text}")
             raise
         return regs[-1]
+
+    def _step_limit_error(self, f: _Function, pc: int, limit: int) -> VMStepLimitError:
+        text = format_instruction(f.record["code"][pc], f.record.get("heap_names") or [])
+        return VMStepLimitError(
+            f"VM function @{f.name} stopped after {limit} executed instructions "
+            f"(max_steps={limit}), at instruction {pc}: {text}, {self._nesting} VM call(s) "
+            "deep; a recursive function that never returns? Raise max_steps (or "
+            "TVM_VM_MAX_STEPS) if the program is just long"
+        )
 
     def _convert_inputs(self, index: int, args: Sequence[Any]) -> list[Any]:
         f = self._funcs[index]

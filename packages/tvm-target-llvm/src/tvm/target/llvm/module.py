@@ -37,7 +37,7 @@ from tvm.runtime.file_seal import write_file, write_sealed
 from tvm.runtime.host import missing_features
 from tvm.runtime.module import META_SYMBOL, Module, NativeModule
 
-from .llvm_target import LLVMTargetOptions, create_target_machine, load_libgomp, optimize_module
+from .llvm_target import LLVMTargetOptions, create_target_machine, load_libgomp, optimized_ir
 
 __all__ = ["LLVMModule", "CrossCompiledFunction", "find_c_compiler", "cross_compiler_names",
            "meta_from_ir"]
@@ -185,16 +185,8 @@ class LLVMModule(NativeModule):
             )
         self.options = options
         self.name = name
-        tm = create_target_machine(options, jit=True)
-        mod = llvm.parse_assembly(ir_text)
-        mod.name = name
-        try:
-            mod.verify()
-        except RuntimeError as err:
-            raise RuntimeError(f"llvm codegen produced invalid IR for {name}: {err}") from err
-        optimize_module(mod, tm, options.opt_level)
         self._raw_ir = ir_text
-        self._ir = str(mod)
+        self._ir = optimized_ir(ir_text, options, name)
         if not options.is_host:
             # Cross-compiled code cannot run here: its functions are listed (from the
             # module's metadata) but raise when called; sources and export work.
@@ -209,7 +201,8 @@ class LLVMModule(NativeModule):
             for fmeta in self.meta.get("functions", ()):
                 self._functions[fmeta["name"]] = CrossCompiledFunction(fmeta, options.triple)
         else:
-            engine = llvm.create_mcjit_compiler(mod, tm)
+            mod = llvm.parse_assembly(self._ir)
+            engine = llvm.create_mcjit_compiler(mod, create_target_machine(options, jit=True))
             engine.finalize_object()
             self._engine = engine
 

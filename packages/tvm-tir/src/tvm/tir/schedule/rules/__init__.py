@@ -55,16 +55,15 @@ __all__ = [
 def rules_for_target(target: Any) -> list[ScheduleRule]:
     """The rules every plugin contributes for ``target`` (hook ``tvm_tir_schedule_rules``),
     stably sorted by priority, highest first; empty when no plugin answers."""
-    from tvm.ffi.plugin import get_plugin_manager
-    from tvm.ir.target import as_target
+    from tvm.ffi.plugin import call_hook
+    from tvm.ir.target import as_target, target_kind_plugin
 
     from ... import hooks  # noqa: F401  (registers the hook specs)
 
     out: list[ScheduleRule] = []
-    hook = get_plugin_manager().hook.tvm_tir_schedule_rules
-    for answer in hook(target=as_target(target)):
-        if answer is None:
-            continue
+    target = as_target(target)
+    owner = target_kind_plugin(target.kind_name)
+    for answer in call_hook("tvm_tir_schedule_rules", target=target, owner=owner):
         for rule in answer:
             if not isinstance(rule, ScheduleRule):
                 raise TypeError(f"a tvm_tir_schedule_rules hook returned {rule!r} for target "
