@@ -23,44 +23,13 @@ _LL_BRANCH = re.compile(r"label %([\w.$-]+)")
 _C_FUNC = re.compile(r"^(?!\s)(?:[\w*]+\s+)+\**(\w+)\s*\([^;]*\)\s*\{\s*$")
 
 
-def split_functions(text: str, fmt: str) -> dict[str, str]:
-    """``{function name: its text}`` of a listing: ``"ll"`` (LLVM IR), ``"asm"`` or a
-    C-like source (C, CUDA, OpenCL, Metal)."""
-    lines = text.splitlines()
+def _braced(lines: list[str], header: re.Pattern) -> dict[str, str]:
+    """Functions that start on a line ``header`` matches (group 1: the name) and end at the
+    next line that is a lone ``}`` (LLVM IR and the C-like sources print them so)."""
     out: dict[str, str] = {}
-    if fmt == "ll":
-        i = 0
-        while i < len(lines):
-            m = _LL_DEFINE.match(lines[i])
-            if m is None:
-                i += 1
-                continue
-            j = i
-            while j < len(lines) and lines[j] != "}":
-                j += 1
-            out[m.group(1)] = "\n".join(lines[i:j + 1])
-            i = j + 1
-        return out
-    if fmt == "asm":
-        symbols = {m.group(1) for m in re.finditer(r"\.type\s+([\w.$]+),\s*[@%]function", text)}
-        current, body = None, []
-        for line in lines:
-            m = _ASM_LABEL.match(line)
-            if m is not None and m.group(1) in symbols:
-                if current is not None:
-                    out[current] = "\n".join(body)
-                current, body = m.group(1), []
-            if current is not None:
-                body.append(line)
-                if re.match(rf"^\s*\.size\s+{re.escape(current)},", line):
-                    out[current] = "\n".join(body)
-                    current, body = None, []
-        if current is not None:
-            out[current] = "\n".join(body)
-        return out
     i = 0
     while i < len(lines):
-        m = _C_FUNC.match(lines[i])
+        m = header.match(lines[i])
         if m is None:
             i += 1
             continue
@@ -69,6 +38,31 @@ def split_functions(text: str, fmt: str) -> dict[str, str]:
             j += 1
         out[m.group(1)] = "\n".join(lines[i:j + 1])
         i = j + 1
+    return out
+
+
+def split_functions(text: str, fmt: str) -> dict[str, str]:
+    """``{function name: its text}`` of a listing: ``"ll"`` (LLVM IR), ``"asm"`` or a
+    C-like source (C, CUDA, OpenCL, Metal)."""
+    lines = text.splitlines()
+    if fmt != "asm":
+        return _braced(lines, _LL_DEFINE if fmt == "ll" else _C_FUNC)
+    out: dict[str, str] = {}
+    symbols = {m.group(1) for m in re.finditer(r"\.type\s+([\w.$]+),\s*[@%]function", text)}
+    current, body = None, []
+    for line in lines:
+        m = _ASM_LABEL.match(line)
+        if m is not None and m.group(1) in symbols:
+            if current is not None:
+                out[current] = "\n".join(body)
+            current, body = m.group(1), []
+        if current is not None:
+            body.append(line)
+            if re.match(rf"^\s*\.size\s+{re.escape(current)},", line):
+                out[current] = "\n".join(body)
+                current, body = None, []
+    if current is not None:
+        out[current] = "\n".join(body)
     return out
 
 
