@@ -240,12 +240,14 @@ def optimize_module(module: llvm.ModuleRef, tm: llvm.TargetMachine, opt_level: i
 #: optimised IR by (options, module name, digest of the input IR), most recent last
 _OPTIMIZED: collections.OrderedDict[tuple[Any, ...], str] = collections.OrderedDict()
 _OPTIMIZED_MAX = 64
+_OPTIMIZED_MAX_CHARS = 256 << 20  # and at most this much text (a big model's IR is tens of MB)
 _optimized_lock = threading.Lock()
 
 
 def optimized_ir(ir_text: str, opts: LLVMTargetOptions, name: str = "tvm_module") -> str:
     """The text of module ``ir_text`` (named ``name``) verified and optimised for ``opts``;
-    the same input gives the text it gave before (the last 64 are kept).
+    the same input gives the text it gave before (the last 64 are kept, 256 MiB of text at
+    most).
 
     Why remembered: every run of the LLVM pipeline through llvmlite (0.50) leaks native
     memory that nothing can free (``LLVMPY_CreatePassBuilder`` allocates a
@@ -270,6 +272,8 @@ def optimized_ir(ir_text: str, opts: LLVMTargetOptions, name: str = "tvm_module"
     text = str(mod)
     with _optimized_lock:
         _OPTIMIZED[key] = text
-        while len(_OPTIMIZED) > _OPTIMIZED_MAX:
-            _OPTIMIZED.popitem(last=False)
+        total = sum(len(t) for t in _OPTIMIZED.values())
+        while len(_OPTIMIZED) > 1 and (len(_OPTIMIZED) > _OPTIMIZED_MAX
+                                       or total > _OPTIMIZED_MAX_CHARS):
+            total -= len(_OPTIMIZED.popitem(last=False)[1])
     return text
