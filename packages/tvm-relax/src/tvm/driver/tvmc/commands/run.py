@@ -39,7 +39,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                                                    ":index (default cpu)")
     p.add_argument("--print-time", action="store_true", help="time the function")
     p.add_argument("--repeat", type=int, default=10, metavar="N",
-                   help="measurements for --print-time (default 10)")
+                   help="measurements for --print-time, timed runs averaged by --profile "
+                        "(default 10)")
     p.add_argument("--number", type=int, default=1, metavar="N",
                    help="runs averaged in each measurement (default 1)")
     p.add_argument("--profile", action="store_true",
@@ -158,8 +159,8 @@ def run(args: argparse.Namespace, progress: Progress) -> int:
               f"std {result.std * 1e3:.4f}  min {result.min * 1e3:.4f}  max "
               f"{result.max * 1e3:.4f}", file=info)
     if args.profile:
-        with progress.stage("profiling"):
-            report = vm.profile(args.function, *inputs)
+        with progress.stage(f"profiling ({args.repeat} runs)"):
+            report = vm.profile(args.function, *inputs, repeat=args.repeat)
         text = _profile_text(report, args.profile_format)
         if args.profile_output:
             Path(args.profile_output).write_text(text + ("\n" if not text.endswith("\n") else ""),
