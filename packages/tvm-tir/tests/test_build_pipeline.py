@@ -412,3 +412,35 @@ def test_cpu_lowering_compacts_local_buffers_into_parallel_loops_only(kind):
     assert bool(inside) == (kind == "parallel")
     a = np.arange(32, dtype=np.float32).reshape(4, 8)
     np.testing.assert_allclose(run_func(func, a, np.zeros((4, 8), np.float32))[1], a * 2 + 1)
+
+
+def test_accumulator_cache_is_not_recreated_inside_its_reduction_loop():
+    """A ``shared`` write cache of a matmul whose reduction loop ``k`` is outermost (found by
+    the random-schedule property test): every access lies inside the ``k`` loop, but the
+    cache carries the running sum from one ``k`` to the next, so it must be allocated
+    outside it (it was allocated per iteration, and the sums came out wrong)."""
+    from schedule_util import check_same_numbers, llvm_available
+    from tvm import te
+    from tvm.tir.stmt import Allocate
+    from tvm.tir.stmt_functor import post_order_visit
+
+    A = te.placeholder((1, 2), name="A")
+    B = te.placeholder((2, 2), name="B")
+    r = te.reduce_axis((0, 2), name="k")
+    C = te.compute((1, 2), lambda i, j: te.sum(A[i, r] * B[r, j], axis=r), name="C")
+    D = te.compute((1, 2), lambda i, j: C[i, j] * 0.5, name="D")
+    func = te.create_prim_func([A, B, D])
+    sch = tir.Schedule(func)
+    c = sch.get_block("C")
+    i, j, k = sch.get_loops(c)
+    sch.reverse_compute_at(sch.get_block("D"), k, preserve_unit_loops=False)
+    sch.reorder(k, i, j)
+    sch.cache_write(c, 0, "shared")
+    lowered = tir.lower(sch.mod)["main"]
+    outer = find_all(lowered, For)[0]
+    assert outer.loop_var.name == "k"
+    inside = []
+    post_order_visit(outer.body, lambda s: inside.append(s) if isinstance(s, Allocate) else None)
+    assert not inside
+    if llvm_available():
+        check_same_numbers(func, sch.mod)

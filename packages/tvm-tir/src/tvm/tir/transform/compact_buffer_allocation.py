@@ -8,9 +8,12 @@ variable per kernel), for every ``Allocate`` (+ its ``DeclBuffer``) whose scope 
 ``global`` nor empty, this pass
 
 * finds the innermost loop or kernel launch attribute enclosing every access (their lowest
-  common ancestor) and moves the allocation to the top of its body — but a ``local`` buffer
-  is not moved into a serial loop of a kernel, whose iterations may carry a value in it
-  (a scan's running total read before it is written in the iteration);
+  common ancestor) and moves the allocation to the top of its body — but not into a serial
+  loop whose iterations may carry a value in the buffer: a ``local`` buffer (a scan's running
+  total read before it is written in the iteration), any buffer updated in place (an
+  accumulator, ``C[i] = C[i] + ...``: a reduction loop around it must not re-create it), and
+  any buffer on a CPU (no launch attribute), where only ``parallel`` loops have independent
+  iterations;
 * shrinks each dimension to the span of indices accessed there, when that span has a
   constant length, and shifts the accesses by the span's start.  The loops inside the
   ancestor are relaxed to their ranges; thread indices are relaxed for ``shared`` buffers
@@ -61,6 +64,7 @@ class _Accesses(StmtExprVisitor):
         self.data = data
         self.scopes: list[Stmt] = []
         self.sites: list[tuple[list[Stmt], tuple]] = []
+        self.updated_in_place = False  # a store whose value loads the buffer itself
 
     def visit_for_(self, op: For) -> None:
         self.visit(op.min)
@@ -85,6 +89,10 @@ class _Accesses(StmtExprVisitor):
     def visit_buffer_store_(self, op: BufferStore) -> None:
         if op.buffer.data is self.data:
             self.sites.append((list(self.scopes), tuple(op.indices)))
+            before = len(self.sites)
+            self.generic_visit(op)
+            self.updated_in_place = self.updated_in_place or len(self.sites) > before
+            return
         self.generic_visit(op)
 
 
@@ -136,7 +144,9 @@ def _plan(alloc: Allocate, decl: DeclBuffer, outer_threads: list[AttrStmt]
     if not acc.sites:
         return None
     depth = _lca_depth([scopes for scopes, _ in acc.sites])
-    if alloc.scope == "local" or alloc.scope.startswith("local."):
+    on_cpu = not outer_threads and not any(_is_thread_attr(s) for s in acc.sites[0][0])
+    if alloc.scope == "local" or alloc.scope.startswith("local.") or on_cpu or \
+            acc.updated_in_place:
         depth = _outside_serial_loops(acc.sites[0][0], depth, bool(outer_threads))
     lca = acc.sites[0][0][depth - 1] if depth else None
     shared = alloc.scope == "shared"
