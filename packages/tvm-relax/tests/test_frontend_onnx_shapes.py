@@ -125,3 +125,24 @@ def test_symbolic_shapes_match_onnx_shape_inference():
     s = main.params[0].struct_info.shape_values[2]
     analyzer = __import__("tvm.arith", fromlist=["Analyzer"]).Analyzer()
     assert analyzer.can_prove_equal(ours[1], (s + 1) * 6)
+
+
+def test_every_unknown_dim_is_its_own_variable():
+    """Two dims written ``?`` (an exporter's "unknown") are two variables, so height and
+    width may differ at run time; dims sharing a real name stay one variable."""
+    from onnx import TensorProto, helper
+    from tvm.relax.frontend.onnx import from_onnx
+
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"]), helper.make_node("Add", ["y", "z"], ["out"])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "?", "?"]),
+         helper.make_tensor_value_info("z", TensorProto.FLOAT, ["batch", 1, None])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    params = from_onnx(model)["main"].params
+    x_dims = params[0].struct_info.shape_values
+    z_dims = params[1].struct_info.shape_values
+    assert x_dims[0] is z_dims[0]  # "batch" is one variable
+    assert x_dims[1] is not x_dims[2]  # each "?" its own
+    assert z_dims[2] is not x_dims[2]  # so is an unnamed dim

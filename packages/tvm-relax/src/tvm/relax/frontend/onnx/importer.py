@@ -290,9 +290,9 @@ class GraphImporter:
         for i, dim in enumerate(ttype.tensor_type.shape.dim):
             if dim.HasField("dim_value") and dim.dim_value >= 0:
                 shape.append(int(dim.dim_value))
-            elif dim.HasField("dim_param") and dim.dim_param:
+            elif dim.HasField("dim_param") and dim.dim_param and dim.dim_param != "?":
                 shape.append(self._sym(dim.dim_param))
-            else:
+            else:  # unknown: a dimension of its own ("?" is how exporters write "unknown")
                 shape.append(self._sym(f"{name}_dim{i}"))
         return TensorStructInfo(shape, dtype)
 
@@ -658,7 +658,8 @@ def from_onnx(
     for an optional input None declares it empty (it is then not a parameter), otherwise the
     optional is present and the entry is that of its value.  ``dtype_dict`` maps input names
     to dtypes (or one dtype for all; for a sequence, its elements').  Unknown dimensions
-    become int64 symbolic variables named after their ``dim_param``.  Initializers become
+    become int64 symbolic variables named after their ``dim_param`` (dims of the same name are
+    one variable; an unnamed dim or one named ``?`` is a variable of its own).  Initializers become
     Constants, or, with ``keep_params_in_input``, parameters after the inputs (the function
     gets attrs ``num_input`` and ``params``, the initializer arrays in order; see
     :func:`tvm.relax.frontend.detach_params`).  ``opset`` overrides the model's default-domain
