@@ -82,3 +82,23 @@ def test_loop_with_constant_trip_count_is_unrolled():
                [helper.make_tensor("M", TensorProto.INT64, [], [3])])
     x = np.array([1.0, 2.0], np.float32)
     np.testing.assert_allclose(_run(from_onnx(m), x, np.zeros(2, np.float32)), 3 * x)
+
+
+def test_prelu_before_opset_7_has_a_per_channel_slope():
+    """Opset 6 PRelu: a 1-d slope of C values applies per channel (axis 1); from opset 7 the
+    same slope broadcasts numpy-style against the last axis."""
+    x = np.random.default_rng(0).standard_normal((2, 3, 4, 3)).astype(np.float32)
+    slope = np.array([0.1, 0.2, 0.3], np.float32)
+    for opset, expected_slope in ((6, slope.reshape(3, 1, 1)), (9, slope)):
+        m = _model([helper.make_node("PRelu", ["x", "s"], ["y"])],
+                   [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4, 3])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                   [helper.make_tensor("s", TensorProto.FLOAT, [3], slope)], opset=opset)
+        np.testing.assert_allclose(_run(from_onnx(m), x),
+                                   np.where(x < 0, x * expected_slope, x), rtol=1e-6)
+    bad = _model([helper.make_node("PRelu", ["x", "s"], ["y"], name="act")],
+                 [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4, 3])],
+                 [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                 [helper.make_tensor("s", TensorProto.FLOAT, [2], [0.1, 0.2])], opset=6)
+    with pytest.raises(Exception, match="PRelu.*'act'.*slope has 2 values for 3 channels"):
+        from_onnx(bad)

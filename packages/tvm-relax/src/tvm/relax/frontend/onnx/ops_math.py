@@ -221,6 +221,13 @@ def _leaky_relu(ctx: Any) -> Any:
 @converter("PRelu")
 def _prelu(ctx: Any) -> Any:
     x, slope, dt = ctx.input(0), ctx.input(1), ctx.dtype(0)
+    if ctx.opset < 7 and ctx.ndim(0) > 2 and ctx.ndim(1) == 1:
+        # before opset 7 a 1-d slope of C values is per channel (axis 1), not numpy-broadcast
+        # against the last axis
+        channels, length = ctx.shape(0)[1], ctx.shape(1)[0]
+        if isinstance(channels, int) and isinstance(length, int) and length not in (1, channels):
+            raise ctx.error(f"slope has {length} values for {channels} channels")
+        slope = R.reshape(slope, [length, *([1] * (ctx.ndim(0) - 2))])
     return R.where(R.less(x, scalar(ctx, 0, dt)), x * slope, x)
 
 
