@@ -102,3 +102,26 @@ def test_prelu_before_opset_7_has_a_per_channel_slope():
                  [helper.make_tensor("s", TensorProto.FLOAT, [2], [0.1, 0.2])], opset=6)
     with pytest.raises(Exception, match="PRelu.*'act'.*slope has 2 values for 3 channels"):
         from_onnx(bad)
+
+
+@pytest.mark.parametrize("transpose", [False, True])
+def test_3d_convolution_matches_onnxruntime(transpose):
+    """Conv and ConvTranspose over (N, C, D, H, W) with strides, pads, dilation, groups and
+    a bias, against onnxruntime."""
+    ort = pytest.importorskip("onnxruntime")
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((1, 4, 5, 6, 7)).astype(np.float32)
+    w = rng.standard_normal((4, 3, 3, 2, 3) if transpose else (6, 2, 3, 2, 3)
+                            ).astype(np.float32)
+    b = rng.standard_normal((6,)).astype(np.float32)
+    attrs = dict(strides=[2, 1, 2], pads=[1, 0, 1, 0, 1, 1], dilations=[1, 2, 1], group=2)
+    if transpose:
+        attrs["output_padding"] = [1, 0, 0]
+    node = helper.make_node("ConvTranspose" if transpose else "Conv", ["x", "w", "b"], ["y"],
+                            **attrs)
+    m = _model([node], [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
+               [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+               [helper.make_tensor("w", TensorProto.FLOAT, list(w.shape), w.reshape(-1)),
+                helper.make_tensor("b", TensorProto.FLOAT, [6], b)])
+    expected = ort.InferenceSession(m.SerializeToString()).run(None, {"x": x})[0]
+    np.testing.assert_allclose(_run(from_onnx(m), x), expected, rtol=1e-4, atol=1e-4)

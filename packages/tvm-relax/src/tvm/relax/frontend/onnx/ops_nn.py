@@ -80,8 +80,11 @@ def _conv(ctx: Any) -> Any:
     pads = _auto_pads(ctx, ctx.shape(0)[2:], kernel, strides, dilations)
     groups = ctx.attr("group", 1)
     x, w = ctx.input(0), ctx.input(1)
-    if nsp > 2:
-        raise ctx.unsupported(f"{nsp}-d convolution (only 1-d and 2-d are supported)")
+    if nsp > 3:
+        raise ctx.unsupported(f"{nsp}-d convolution (1-d, 2-d and 3-d are supported)")
+    if nsp == 3:
+        y = R.nn.conv3d(x, w, strides, pads, dilations, groups)
+        return y + _channel_vector(ctx, 2, nsp) if ctx.has(2) else y
     if nsp == 1:
         x, w = _to_2d(ctx, x), _to_2d(ctx, w)
     y = R.nn.conv2d(x, w, _lift(strides, nsp, 1), _lift_pads(pads, nsp),
@@ -104,8 +107,9 @@ def _channel_vector(ctx: Any, i: int, nsp: int) -> Any:
 @converter("ConvTranspose")
 def _conv_transpose(ctx: Any) -> Any:
     nsp, kernel = _spatial(ctx, 1)
-    if nsp > 2:
-        raise ctx.unsupported(f"{nsp}-d transposed convolution")
+    if nsp > 3:
+        raise ctx.unsupported(f"{nsp}-d transposed convolution (1-d, 2-d and 3-d are "
+                              "supported)")
     strides = list(ctx.attr("strides", [1] * nsp))
     dilations = list(ctx.attr("dilations", [1] * nsp))
     out_pad = list(ctx.attr("output_padding", [0] * nsp))
@@ -137,6 +141,9 @@ def _conv_transpose(ctx: Any) -> Any:
     else:
         raise ctx.unsupported(f"auto_pad={auto!r}")
     x, w = ctx.input(0), ctx.input(1)
+    if nsp == 3:
+        y = R.nn.conv3d_transpose(x, w, strides, pads, out_pad, dilations, groups)
+        return y + _channel_vector(ctx, 2, nsp) if ctx.has(2) else y
     if nsp == 1:
         x, w = _to_2d(ctx, x), _to_2d(ctx, w)
     y = R.nn.conv2d_transpose(x, w, _lift(strides, nsp, 1), _lift_pads(pads, nsp),
