@@ -216,8 +216,16 @@ def test_two_threads_share_the_work(threads):
         return (time.thread_time() - t_self) / max(time.process_time() - t_proc, 1e-9)
 
     assert thread_share(1) > 0.9
-    share = thread_share(2)
-    assert share < 0.75, f"the calling thread did {share:.0%} of the CPU work on 2 threads"
+    # tasks go to whichever thread asks first: on a loaded machine the worker may wake after
+    # the caller took every row, so a few launches are tried (one that shares is enough)
+    shares = []
+    for _ in range(5):
+        shares.append(thread_share(2))
+        if shares[-1] < 0.75:
+            break
+    assert min(shares) < 0.75, (
+        f"the calling thread did {min(shares):.0%} of the CPU work on 2 threads (best of "
+        f"{len(shares)} launches)")
 
 
 RUNNER = textwrap.dedent("""
