@@ -122,7 +122,11 @@ def _us(sec: Optional[float]) -> str:
 
 
 def _ms(sec: float) -> str:
-    return "-" if not math.isfinite(sec) else f"{sec * 1e3:.3f} ms"
+    """Milliseconds with three decimals, or microseconds under 0.1 ms (a tiny model's
+    latency would read 0.000 ms)."""
+    if not math.isfinite(sec):
+        return "-"
+    return f"{sec * 1e3:.3f} ms" if sec >= 1e-4 else f"{sec * 1e6:.2f} us"
 
 
 def _latency(secs: list[float], tasks: list[TaskProgress]) -> tuple[float, int]:
