@@ -125,3 +125,39 @@ def test_3d_convolution_matches_onnxruntime(transpose):
                 helper.make_tensor("b", TensorProto.FLOAT, [6], b)])
     expected = ort.InferenceSession(m.SerializeToString()).run(None, {"x": x})[0]
     np.testing.assert_allclose(_run(from_onnx(m), x), expected, rtol=1e-4, atol=1e-4)
+
+
+def test_lstm_inside_an_if_on_a_runtime_condition():
+    """An If whose condition is a graph input, with an LSTM (two outputs) in one branch."""
+    ort = pytest.importorskip("onnxruntime")
+    from onnx import numpy_helper
+
+    rng = np.random.default_rng(2)
+    t, b, i, h = 3, 1, 4, 5
+    w = numpy_helper.from_array(rng.standard_normal((1, 4 * h, i)).astype(np.float32), "W")
+    r = numpy_helper.from_array(rng.standard_normal((1, 4 * h, h)).astype(np.float32), "R")
+    then_g = helper.make_graph(
+        [helper.make_node("LSTM", ["x", "W", "R"], ["y", "yh"], hidden_size=h)], "then", [],
+        [helper.make_tensor_value_info("yh", TensorProto.FLOAT, [1, b, h]),
+         helper.make_tensor_value_info("y", TensorProto.FLOAT, [t, 1, b, h])], [w, r])
+    consts = {"shape_h": [1, b, h], "shape_y": [t, 1, b, h]}
+    else_g = helper.make_graph(
+        [helper.make_node("ReduceMean", ["x"], ["m"], keepdims=1),
+         helper.make_node("Expand", ["m", "shape_h"], ["e"]),
+         helper.make_node("Expand", ["m", "shape_y"], ["e4"])], "else", [],
+        [helper.make_tensor_value_info("e", TensorProto.FLOAT, [1, b, h]),
+         helper.make_tensor_value_info("e4", TensorProto.FLOAT, [t, 1, b, h])],
+        [numpy_helper.from_array(np.array(v, np.int64), k) for k, v in consts.items()])
+    m = _model([helper.make_node("If", ["c"], ["out", "out2"], then_branch=then_g,
+                                 else_branch=else_g)],
+               [helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+                helper.make_tensor_value_info("x", TensorProto.FLOAT, [t, b, i])],
+               [helper.make_tensor_value_info("out", TensorProto.FLOAT, None),
+                helper.make_tensor_value_info("out2", TensorProto.FLOAT, None)])
+    mod = from_onnx(m)
+    sess = ort.InferenceSession(m.SerializeToString())
+    x = rng.standard_normal((t, b, i)).astype(np.float32)
+    for c in (True, False):
+        ours = _run(mod, np.array(c), x)
+        for a, e in zip(ours, sess.run(None, {"c": np.array(c), "x": x})):
+            np.testing.assert_allclose(a, e, rtol=1e-5, atol=1e-5)
