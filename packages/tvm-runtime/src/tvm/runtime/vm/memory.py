@@ -6,10 +6,11 @@ buffer is gone, the buffer goes back to the pool and the next ``alloc_storage`` 
 fits reuses it, so a model run repeatedly allocates nothing after its first run.
 
 On the CPU a buffer is a 64-byte aligned numpy array presented through a small holder object:
-every tensor view keeps the holder alive (numpy's ``base``), and the holder's finalizer returns
-the buffer to the pool.  Other devices (GPUs) allocate through their
-:class:`~tvm.runtime.DeviceAPI` and pool the same way: a device buffer is owned by a holder
-that every tensor over it keeps alive (the tensor's ``owner``).  Reusing a device buffer as
+every tensor view keeps the holder alive (numpy's ``base``), and the holder returns the
+buffer to the pool when it dies (``__del__``: cheaper than a ``weakref.finalize``, and
+``alloc_storage`` runs for most kernels of every call).  Other devices (GPUs) allocate
+through their :class:`~tvm.runtime.DeviceAPI` and pool the same way: a device buffer is
+owned by a holder that every tensor over it keeps alive (the tensor's ``owner``).  Reusing a device buffer as
 soon as its tensors are gone is safe because a device runs its kernels and copies in order.
 """
 
@@ -18,7 +19,6 @@ from __future__ import annotations
 import functools
 import math
 import threading
-import weakref
 from typing import Any
 
 import numpy as np
@@ -33,27 +33,41 @@ _CPU = 1
 
 
 class _HostBlock:
-    """Presents a pooled host buffer to numpy; returns it to the pool when it dies."""
+    """Presents a pooled host buffer (``(array, address)``) to numpy; returns it to the pool
+    when it dies."""
 
-    __slots__ = ("__array_interface__", "raw", "__weakref__")
+    __slots__ = ("__array_interface__", "raw", "pool", "__weakref__")
 
-    def __init__(self, raw: np.ndarray, nbytes: int) -> None:
+    def __init__(self, raw: tuple[np.ndarray, int], nbytes: int, pool: StoragePool) -> None:
         self.raw = raw
+        self.pool = pool
         self.__array_interface__ = {
             "version": 3,
             "shape": (nbytes,),
             "typestr": "|u1",
-            "data": (raw.ctypes.data, False),
+            "data": (raw[1], False),
         }
+
+    def __del__(self) -> None:
+        pool, self.pool = self.pool, None
+        if pool is not None:
+            pool._give_back(self.raw)
 
 
 class _DeviceBlock:
     """Owns a pooled device buffer; tensors over it keep it alive, its death returns it."""
 
-    __slots__ = ("handle", "__weakref__")
+    __slots__ = ("handle", "raw", "pool", "__weakref__")
 
-    def __init__(self, handle: int) -> None:
-        self.handle = handle
+    def __init__(self, raw: _DeviceBuffer, pool: StoragePool) -> None:
+        self.handle = raw.handle
+        self.raw = raw
+        self.pool = pool
+
+    def __del__(self) -> None:
+        pool, self.pool = self.pool, None
+        if pool is not None:
+            pool._give_back(self.raw)
 
 
 class _DeviceBuffer:
@@ -87,12 +101,13 @@ class Storage:
 
     __slots__ = ("device", "nbytes", "_bytes", "_addr", "_tensor", "__weakref__")
 
-    def __init__(self, device: Device, nbytes: int, buffer: Any) -> None:
+    def __init__(self, device: Device, nbytes: int, buffer: Any, addr: int | None = None
+                 ) -> None:
         self.device = device
         self.nbytes = nbytes
         if device.device_type == _CPU:
             self._bytes: np.ndarray | None = buffer
-            self._addr = buffer.ctypes.data
+            self._addr = buffer.ctypes.data if addr is None else addr
             self._tensor: Tensor | None = None
         else:
             self._bytes = None
@@ -130,7 +145,8 @@ class StoragePool:
     def __init__(self, device: Device, max_cached_bytes: int = 1 << 31) -> None:
         self.device = device
         self.max_cached_bytes = max_cached_bytes
-        self._free: dict[int, list[Any]] = {}  # numpy arrays, or _DeviceBuffers
+        # size -> free buffers: (numpy array, its address) on the CPU, else _DeviceBuffers
+        self._free: dict[int, list[Any]] = {}
         self._cached = 0
         self._lock = threading.Lock()
         self.stats = {"hits": 0, "misses": 0, "allocated_bytes": 0}
@@ -146,21 +162,23 @@ class StoragePool:
         nbytes = int(nbytes)
         size = self._round(nbytes)
         raw = self._take(size)
+        cpu = self.device.device_type == _CPU
         if raw is None:
             self.stats["misses"] += 1
             self.stats["allocated_bytes"] += size
-            raw = (aligned_host_buffer(size, ALIGNMENT) if self.device.device_type == _CPU
-                   else _DeviceBuffer(self.device, size))
+            if cpu:
+                array = aligned_host_buffer(size, ALIGNMENT)
+                raw = (array, array.ctypes.data)
+            else:
+                raw = _DeviceBuffer(self.device, size)
         else:
             self.stats["hits"] += 1
-        if self.device.device_type != _CPU:
-            holder = _DeviceBlock(raw.handle)
-            weakref.finalize(holder, self._give_back, raw)
-            base = Tensor(self.device, raw.handle, (size,), "uint8", owner=holder)
+        if not cpu:
+            holder = _DeviceBlock(raw, self)
+            base = Tensor(self.device, raw.handle, (raw.nbytes,), "uint8", owner=holder)
             return Storage(self.device, nbytes, base)
-        block = _HostBlock(raw, size)
-        weakref.finalize(block, self._give_back, raw)
-        return Storage(self.device, nbytes, np.asarray(block))
+        block = _HostBlock(raw, raw[0].nbytes, self)
+        return Storage(self.device, nbytes, np.asarray(block), raw[1])
 
     def _take(self, size: int) -> Any:
         with self._lock:
@@ -177,7 +195,7 @@ class StoragePool:
             return self._free[best].pop()
 
     def _give_back(self, raw: Any) -> None:
-        size = raw.nbytes
+        size = raw[0].nbytes if isinstance(raw, tuple) else raw.nbytes
         with self._lock:
             if self._cached + size > self.max_cached_bytes:
                 return
