@@ -23,7 +23,7 @@ pipeline=None)``: the graph stages are not run twice, and the result is the exec
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
@@ -45,7 +45,6 @@ class Compiled:
     target: Target
     stages: dict[str, IRModule]
     executable: Any = None
-    seconds: dict[str, float] = field(default_factory=dict)
 
     def code(self, fmt: str) -> str:
         """The kernels' generated code: ``"code"`` is the kernel module's own format (C,
@@ -97,32 +96,25 @@ def compile_model(mod: IRModule, target: Any, opt_level: int = 3,
     ``build=False`` stops after the ``fused`` stage (no code is generated);
     ``disabled_passes`` never run (``PassContext(disabled_pass=...)``).
     """
-    import time
-
     from tvm import relax
     from tvm.relax.vm.build import default_pipeline
 
     tgt = as_target(target)
     db = tuning_database(records)
     stages: dict[str, IRModule] = {"relax": mod}
-    seconds: dict[str, float] = {}
     legalized = _KeepAfter("LegalizeOps")
     ctx = PassContext(opt_level=opt_level, instruments=[*instruments, legalized],
                       disabled_pass=list(disabled_passes))
     with ctx, tgt:
-        start = time.perf_counter()
         fused = default_pipeline(opt_level)(mod)
-        seconds["graph"] = time.perf_counter() - start
     stages["legalized"] = legalized.mod if legalized.mod is not None else fused
     stages["fused"] = fused
-    compiled = Compiled(tgt, stages, seconds=seconds)
+    compiled = Compiled(tgt, stages)
     if not build:
         return compiled
     applied = db.applied(tgt) if db is not None else contextlib.nullcontext()
     with ctx, applied:
-        start = time.perf_counter()
         compiled.executable = relax.build(fused, target=tgt, pipeline=None)
-        seconds["build"] = time.perf_counter() - start
     lowered = compiled.executable.lowered_mod
     from tvm.tir.function import PrimFunc
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from ..compiler import compile_model
 from ..progress import PassProgress, Progress
 from .common import FORMATTER, add_model_arguments, add_target_arguments, import_model, target_of
-from .run import make_inputs
+from .run import load_inputs, make_inputs
 
 EXAMPLES = """\
 examples:
@@ -42,7 +42,6 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace, progress: Progress) -> int:
-    import numpy as np
     from tvm import runtime
     from tvm.ir.instrument import PassTimingInstrument
     from tvm.relax import explore
@@ -56,10 +55,7 @@ def run(args: argparse.Namespace, progress: Progress) -> int:
                                  args.tuning_records, disabled_passes=args.disable_pass)
     profile = None
     if args.profile:
-        given = {}
-        if args.inputs:
-            with np.load(args.inputs, allow_pickle=False) as data:
-                given = {k: data[k] for k in data.files}
+        given = load_inputs(args.inputs)
         with progress.stage("profiling"):
             vm = VirtualMachine(compiled.executable, runtime.device(args.device))
             profile = vm.profile("main", *make_inputs(compiled.executable, "main", given, 0))

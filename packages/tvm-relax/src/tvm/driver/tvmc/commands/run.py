@@ -76,6 +76,16 @@ def input_signature(executable: Any, function: str) -> list[tuple[str, Optional[
     return [(name, dtypes.get(i), shapes.get(i)) for i, name in enumerate(params)]
 
 
+def load_inputs(path: Optional[str]) -> dict[str, np.ndarray]:
+    """The arrays of the ``.npz`` file ``path`` by name (``{}`` without one)."""
+    if not path:
+        return {}
+    if not Path(path).is_file():
+        raise FileNotFoundError(f"--inputs {path}: no such file")
+    with np.load(path, allow_pickle=False) as data:
+        return {k: data[k] for k in data.files}
+
+
 def make_inputs(executable: Any, function: str, given: dict[str, np.ndarray],
                 seed: int) -> list[np.ndarray]:
     """The arguments of ``function``: from ``given`` by name, else random."""
@@ -131,13 +141,7 @@ def run(args: argparse.Namespace, progress: Progress) -> int:
         ex = load_executable(os.fspath(path), trusted=True if args.trusted else None)
         device = runtime.device(args.device)
         vm = VirtualMachine(ex, device)
-    given: dict[str, np.ndarray] = {}
-    if args.inputs:
-        if not Path(args.inputs).is_file():
-            raise FileNotFoundError(f"--inputs {args.inputs}: no such file")
-        with np.load(args.inputs, allow_pickle=False) as data:
-            given = {k: data[k] for k in data.files}
-    inputs = make_inputs(ex, args.function, given, args.seed)
+    inputs = make_inputs(ex, args.function, load_inputs(args.inputs), args.seed)
     # a CSV or JSON profile on stdout stays parseable: everything else goes to stderr
     info = sys.stderr if args.profile and args.profile_format != "table" and \
         not args.profile_output else sys.stdout
