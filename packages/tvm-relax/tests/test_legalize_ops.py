@@ -3,6 +3,8 @@ the numerics of every legalization are checked against numpy in tests/relax_ops)
 
 import warnings
 
+import numpy as np
+
 import pytest
 
 from tvm import relax, te, tir
@@ -266,3 +268,50 @@ def test_reshape_keeps_shared_leading_and_trailing_dims_unchanged():
     # the dims between are still linearized: [4, 6] -> [3, 8] divides by 6
     y = te.placeholder((4, 6), name="y")
     assert divisions(te.create_prim_func([y, reshape(y, (3, 8))]))
+
+
+def _chain_of_adds(x, consts):
+    bb = relax.BlockBuilder()
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            y = x
+            for c in consts:
+                y = bb.emit(op.add(y, relax.const(np.float32(c))))
+            out = bb.emit_output(y, name_hint="out")
+        bb.emit_func_output(out)
+    return bb.get()
+
+
+def test_identical_calls_are_lowered_once_and_rebound_to_their_own_arguments():
+    seen = []
+
+    def counting_add(bb, call):
+        seen.append(call)
+        return get_legalize("relax.add")(bb, call)
+
+    x = tensor([n, 4])
+    mod = _chain_of_adds(x, [1.0] * 5 + [2.0])
+    new = LegalizeOps(customize_legalize_map={"relax.add": counting_add})(mod)
+    assert len(seen) == 2  # once for the five adds of 1.0, once for the add of 2.0
+    binds = bindings(new)
+    assert [b.value.op.name for b in binds[:-1]] == ["relax.call_tir"] * 6
+    # each call reads the previous binding, not the first call's argument
+    args = [b.value.args[1].fields[0] for b in binds[:6]]
+    assert args[0] is x and all(a is prev.var for a, prev in zip(args[1:], binds[:5]))
+    consts = [float(b.value.args[1].fields[1].data) for b in binds[:6]]
+    assert consts == [1.0] * 5 + [2.0]
+
+
+def test_a_lowering_that_emits_bindings_is_not_reused():
+    seen = []
+
+    def emitting_add(bb, call):
+        seen.append(call)
+        lhs = bb.emit(op.multiply(call.args[0], relax.const(np.float32(1))))
+        return op.add(lhs, call.args[1]) if len(seen) > 100 else bb.call_te(
+            lambda a, b: te.compute(a.shape, lambda *i: a(*i) + b(), name="add"),
+            lhs, call.args[1], primfunc_name_hint="add")
+
+    mod = _chain_of_adds(tensor([4]), [1.0] * 3)
+    LegalizeOps(customize_legalize_map={"relax.add": emitting_add})(mod)
+    assert len(seen) == 3

@@ -275,3 +275,24 @@ def test_candidates_are_asked_only_when_exploring():
     post_order_visit(apply_rules(func, [rule]).func.body,
                      lambda n: kinds.append(n.kind) if isinstance(n, For) else None)
     assert ForKind.PARALLEL in kinds and ForKind.VECTORIZED not in kinds
+
+
+def test_a_single_primitive_rule_is_tried_in_place_and_a_failure_leaves_no_change():
+    from tvm.tir.schedule import Schedule
+    from tvm.tir.schedule.rules.driver import attempt
+
+    sch = Schedule(elementwise())
+    out = attempt(AutoInline(), sch, sch.get_block("B"))
+    assert out == [sch]  # no copy of the schedule was made
+    assert len(root_blocks(sch)) == 1
+
+    class InlineOutput(AutoInline):
+        def applies(self, sch, block):
+            return True
+
+    sch = Schedule(elementwise())
+    reasons = []
+    assert attempt(InlineOutput(), sch, sch.get_block("C"), reasons) is None
+    assert "output buffer" in reasons[0]
+    assert structural_equal(sch.mod, Schedule(elementwise()).mod)
+    assert [i.kind.name for i in sch.trace.insts] == ["GetBlock"]

@@ -27,14 +27,14 @@ from __future__ import annotations
 import warnings
 from typing import Any, Callable, Mapping, Optional
 
-from tvm.ffi import structural_equal
+from tvm.ffi import StructuralMap, structural_equal
 from tvm.ir.module import IRModule
 from tvm.ir.op import Op
 from tvm.ir.transform import PassContext, module_pass
 
 from ..analysis.struct_info_analysis import prim_equal
 from ..block_builder import BlockBuilder
-from ..expr import Call, Expr, Function, Tuple
+from ..expr import Call, Constant, Expr, Function, ShapeExpr, Tuple, Var
 from ..expr_functor import ExprMutator
 from ..struct_info import StructInfo, TensorStructInfo, TupleStructInfo
 
@@ -95,6 +95,9 @@ class _Legalizer(ExprMutator):
         self.custom = dict(custom)
         self.warn = warn
         self.skipped: dict[str, str] = {}
+        # (op, attrs, sinfo_args, argument StructInfo / constants) -> (args, lowered call):
+        # a chain of identical calls builds its PrimFunc once
+        self._lowered: StructuralMap = StructuralMap()
 
     def _lookup(self, op: Op) -> Optional[LegalizeFunc]:
         return self.custom.get(op.name) or op.get_attr("FLegalize")
@@ -124,6 +127,14 @@ class _Legalizer(ExprMutator):
                 op.name, "an argument or the result has an unknown shape or dtype"
             )
             return call
+        key = _cache_key(call)
+        hit = self._lowered.get(key) if key is not None else None
+        if hit is not None:
+            reused = _rebind(hit[1], hit[0], call.args)
+            if isinstance(reused, Call) and reused.span is not call.span:
+                reused = reused.with_fields(span=call.span)
+            if reused is not None:
+                return reused
         out = fn(bb, call)
         if out is call or out is None:
             return call
@@ -133,9 +144,11 @@ class _Legalizer(ExprMutator):
                 f"{type(out).__name__}; expected a Relax expression"
             )
         out = self._keep_struct_info(out, call.struct_info)
-        if depth >= _MAX_DEPTH:
-            return out
-        return self._legalize_tree(out, depth + 1)
+        if depth < _MAX_DEPTH:
+            out = self._legalize_tree(out, depth + 1)
+        if key is not None and _rebind(out, call.args, call.args) is not None:
+            self._lowered[key] = (call.args, out)
+        return out
 
     def _legalize_tree(self, expr: Expr, depth: int) -> Expr:
         """Legalize the operator calls a lowering returned (innermost first)."""
@@ -168,6 +181,63 @@ class _Legalizer(ExprMutator):
         if not _same_shapes(new, old, self.builder_.analyzer):
             return out
         return Call(out.op, out.args, out.attrs, [old], span=out.span)
+
+
+def _cache_key(call: Call) -> Optional[tuple]:
+    """What a lowering may depend on: the operator, its attributes and result types, and
+    each argument's StructInfo (a constant's value too).  None for an argument that is not
+    a variable, constant or tuple of those."""
+    parts: list[Any] = []
+    for arg in call.args:
+        if isinstance(arg, Constant):
+            parts.append(arg)
+        elif isinstance(arg, Var):
+            parts.append(arg.struct_info)
+        elif isinstance(arg, Tuple) and all(isinstance(f, Var) for f in arg.fields):
+            parts.append(tuple(f.struct_info for f in arg.fields))
+        elif isinstance(arg, ShapeExpr):
+            parts.append(arg)
+        else:
+            return None
+    return (call.op.name, call.attrs, tuple(call.sinfo_args), tuple(parts))
+
+
+def _rebind(out: Expr, old_args: Any, new_args: Any) -> Optional[Expr]:
+    """The lowered ``out`` of a call with ``old_args`` rewritten for ``new_args``; None
+    when ``out`` refers to a variable that is not one of the arguments (a lowering that
+    emitted bindings of its own is not reused)."""
+    mapping: dict[int, Expr] = {}
+    for old, new in zip(old_args, new_args):
+        mapping[id(old)] = new
+        if isinstance(old, Tuple) and isinstance(new, Tuple):
+            for a, b in zip(old.fields, new.fields):
+                mapping[id(a)] = b
+
+    def walk(expr: Any) -> Any:
+        if id(expr) in mapping:
+            return mapping[id(expr)]
+        if isinstance(expr, Var):
+            raise LookupError
+        if isinstance(expr, Tuple):
+            fields = [walk(f) for f in expr.fields]
+            if all(a is b for a, b in zip(fields, expr.fields)):
+                return expr
+            new = Tuple(fields, span=expr.span)
+            object.__setattr__(new, "struct_info_", expr.struct_info_)
+            return new
+        if isinstance(expr, Call):
+            args = [walk(a) for a in expr.args]
+            if all(a is b for a, b in zip(args, expr.args)):
+                return expr
+            new = Call(expr.op, args, expr.attrs, expr.sinfo_args, span=expr.span)
+            object.__setattr__(new, "struct_info_", expr.struct_info_)
+            return new
+        return expr
+
+    try:
+        return walk(out)
+    except LookupError:
+        return None
 
 
 def _same_shapes(new: StructInfo, old: StructInfo, analyzer: Any) -> bool:

@@ -161,6 +161,14 @@ class ScopeRewriter(StmtExprMutator):
         self.block_fns = block_fns or {}
         self.reuse: dict[Block, Block] = {}
         self.primitive = "rewrite"  # set by rewrite_scope, for error messages
+        # ids of the Blocks and Fors that enclose a change (None: visit everything); a
+        # subtree outside it is returned as it is, so a change costs its depth, not the
+        # size of the scope
+        self.touched: Optional[set[int]] = None
+
+    def targets(self) -> list[int]:
+        """Ids of every statement the rewriter changes or owns a change of."""
+        return [*self.removals, *self.replacements, *self.inserts, *self.block_fns]
 
     def visit_expr(self, expr: Any) -> Any:
         return expr
@@ -173,6 +181,11 @@ class ScopeRewriter(StmtExprMutator):
             return None
         if id(stmt) in self.replacements:
             return self.replacements[id(stmt)]
+        touched = self.touched
+        if touched is not None:
+            key = id(stmt.block) if isinstance(stmt, BlockRealize) else id(stmt)
+            if isinstance(stmt, (For, Block, BlockRealize)) and key not in touched:
+                return stmt
         return super().visit_stmt(stmt)
 
     def visit_seq_stmt_(self, op: SeqStmt) -> Any:
@@ -236,6 +249,7 @@ def rewrite_scope(state: ScheduleState, scope: StmtSRef, rewriter: ScopeRewriter
     """Apply ``rewriter`` to the scope block and commit it; returns the new scope block."""
     old = scope.block
     rewriter.primitive = state.current_primitive
+    rewriter.touched = _enclosing(state, scope, rewriter.targets())
     new = rewriter.visit_stmt(old)
     reuse = dict(rewriter.reuse)
     reuse.update(extra_reuse or {})
@@ -243,6 +257,41 @@ def rewrite_scope(state: ScheduleState, scope: StmtSRef, rewriter: ScopeRewriter
         reuse[old] = new
         state.replace({old: new}, block_reuse=reuse, func_name=scope.func_name)
     return new
+
+
+def _enclosing(state: ScheduleState, scope: StmtSRef, targets: list[int]) -> Optional[set[int]]:
+    """Ids of the Blocks and Fors from each target (a statement id) up to ``scope``, or
+    None when a target is not a Block, For or BlockRealize of the scope (then the rewriter
+    visits everything)."""
+    index = state._func_index(scope.func_name).by_id
+    realizes: Optional[dict[int, StmtSRef]] = None
+    out: set[int] = {id(scope.stmt)}
+    for target in targets:
+        sref = index.get(target)
+        if sref is None:
+            if realizes is None:
+                realizes = {id(s.realize): s for s in scope_srefs(scope)
+                            if s.realize is not None}
+            sref = realizes.get(target)
+        if sref is None or not (sref is scope or scope.is_ancestor_of(sref)):
+            return None
+        node: Optional[StmtSRef] = sref
+        while node is not None and id(node.stmt) not in out:
+            out.add(id(node.stmt))
+            node = node.parent
+    return out
+
+
+def scope_srefs(scope: StmtSRef) -> list[StmtSRef]:
+    """The srefs under ``scope`` (blocks and loops, not entering nested blocks' bodies
+    beyond their own sref)."""
+    out: list[StmtSRef] = []
+    stack = list(scope.children)
+    while stack:
+        s = stack.pop()
+        out.append(s)
+        stack.extend(s.children)
+    return out
 
 
 # -- naming and scopes ----------------------------------------------------------------------

@@ -143,6 +143,7 @@ class AutoInline(ScheduleRule):
 
     name = "auto_inline"
     label = "inlined"
+    single_primitive = True
     #: expression nodes a producer may have and still be copied into a consumer that reads
     #: it several times (each copy repeats it: a chain of such blocks, inlined one into the
     #: next, would grow exponentially, as x * erf(x) ... does)

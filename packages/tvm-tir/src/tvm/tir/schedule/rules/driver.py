@@ -78,10 +78,11 @@ def _block_names(sch: Any) -> set[str]:
 def attempt(rule: ScheduleRule, sch: Any, block: Any, reasons: Optional[list[str]] = None,
             where: str = "", explore: bool = False) -> Optional[list[Any]]:
     """``rule.apply`` (``rule.candidates`` when ``explore``: a tuner's design space) on a
-    copy of ``sch``: its candidates with the claims made (the block and the blocks the rule
+    copy of ``sch`` (on ``sch`` itself for a ``single_primitive`` rule, which cannot leave it
+    half-changed): its candidates with the claims made (the block and the blocks the rule
     created), or None when the rule declined (the reason appended to ``reasons``).  In
     strict mode an error that looks like a bug is raised."""
-    trial = fork(sch)
+    trial = sch if rule.single_primitive and not explore else fork(sch)
     before = _block_names(sch)
     name = sch.get(block).name_hint
     try:

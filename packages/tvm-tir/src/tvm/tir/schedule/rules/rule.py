@@ -69,6 +69,11 @@ class ScheduleRule:
     * ``claims_block``: False for a preparing rule (padding, a layout change) whose block
       must still be scheduled by a later rule; the driver then claims nothing and offers
       the block to the rule only once;
+    * ``single_primitive``: True when :meth:`transform` runs exactly one schedule primitive
+      and the rule gives one candidate; a failing primitive rolls the schedule back itself,
+      so the driver tries such a rule in place instead of on a copy (copying a schedule is
+      linear in the function, and a rule tried on every block of a long chain would make
+      the default schedule quadratic);
     * ``priority``: rules contributed by plugins are sorted by it, highest first, stably (a
       vendor's tensorize rule above 0 runs before the target's own rules, a fallback below
       0 after them).
@@ -77,6 +82,7 @@ class ScheduleRule:
     name: str = "rule"
     label: Optional[str] = None
     claims_block: bool = True
+    single_primitive: bool = False
     priority: int = 0
 
     def applies(self, sch: Any, block: Any) -> bool:
