@@ -65,6 +65,69 @@ def test_if_with_runtime_condition_selects_a_branch():
     np.testing.assert_allclose(_run(mod, np.array(False), x), -x)
 
 
+def _if_model(then_nodes, else_nodes, then_out, else_out, inputs, out_shape=None, inits=()):
+    then_g = helper.make_graph(then_nodes, "then", [], [then_out])
+    else_g = helper.make_graph(else_nodes, "else", [], [else_out])
+    return _model([helper.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g)],
+                  [helper.make_tensor_value_info("c", TensorProto.BOOL, []), *inputs],
+                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, out_shape)], inits)
+
+
+def test_if_with_runtime_condition_is_a_relax_if_outside_dataflow_blocks():
+    m = _if_model([helper.make_node("Concat", ["x", "x"], ["t"], axis=0)],
+                  [helper.make_node("Neg", ["x"], ["e"])],
+                  helper.make_tensor_value_info("t", TensorProto.FLOAT, [4]),
+                  helper.make_tensor_value_info("e", TensorProto.FLOAT, [2]),
+                  [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])])
+    mod = from_onnx(m)
+    relax.analysis.verify_well_formed(mod)
+    blocks = mod["main"].body.blocks
+    ifs = [b for blk in blocks for b in blk.bindings if isinstance(b.value, relax.If)]
+    assert len(ifs) == 1
+    assert not any(isinstance(blk, relax.DataflowBlock) and ifs[0] in blk.bindings
+                   for blk in blocks)
+    x = np.array([1.0, -2.0], np.float32)
+    # the branches differ in shape: each call returns its own branch's
+    np.testing.assert_allclose(_run(mod, np.array(True), x), np.concatenate([x, x]))
+    np.testing.assert_allclose(_run(mod, np.array(False), x), -x)
+
+
+def test_if_runs_only_the_branch_taken():
+    """The then-branch gathers index 5 of a 2-element tensor, an error at run time; with a
+    false condition it must not run at all."""
+    idx = helper.make_tensor("i", TensorProto.INT64, [1], [5])
+    m = _if_model([helper.make_node("Gather", ["x", "i"], ["t"])],
+                  [helper.make_node("Neg", ["x"], ["e"])],
+                  helper.make_tensor_value_info("t", TensorProto.FLOAT, [1]),
+                  helper.make_tensor_value_info("e", TensorProto.FLOAT, [2]),
+                  [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])], inits=[idx])
+    mod = from_onnx(m)
+    x = np.array([1.0, -2.0], np.float32)
+    np.testing.assert_allclose(_run(mod, np.array(False), x), -x)
+    with pytest.raises(Exception, match="index"):
+        _run(mod, np.array(True), x)
+
+
+def test_nested_ifs_on_runtime_conditions():
+    inner = _if_model([helper.make_node("Add", ["x", "x"], ["a"])],
+                      [helper.make_node("Mul", ["x", "x"], ["b"])],
+                      helper.make_tensor_value_info("a", TensorProto.FLOAT, [2]),
+                      helper.make_tensor_value_info("b", TensorProto.FLOAT, [2]), [])
+    branches = {a.name: a.g for a in inner.graph.node[0].attribute}
+    inner_if = helper.make_node("If", ["d"], ["t"], **branches)
+    m = _if_model([helper.make_node("Neg", ["x"], ["nx"]), inner_if],
+                  [helper.make_node("Sub", ["x", "x"], ["e"])],
+                  helper.make_tensor_value_info("t", TensorProto.FLOAT, [2]),
+                  helper.make_tensor_value_info("e", TensorProto.FLOAT, [2]),
+                  [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2]),
+                   helper.make_tensor_value_info("d", TensorProto.BOOL, [])], out_shape=[2])
+    mod = from_onnx(m)
+    relax.analysis.verify_well_formed(mod)
+    x = np.array([1.5, -2.0], np.float32)
+    for c, d, want in [(True, True, 2 * x), (True, False, x * x), (False, True, 0 * x)]:
+        np.testing.assert_allclose(_run(mod, np.array(c), x, np.array(d)), want)
+
+
 def test_loop_with_constant_trip_count_is_unrolled():
     body = helper.make_graph(
         [helper.make_node("Identity", ["cond_in"], ["cond_out"]),

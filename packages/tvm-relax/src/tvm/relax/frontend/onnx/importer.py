@@ -22,6 +22,7 @@ from tvm.tir.expr import IntImm, PrimExpr
 
 from ...expr import Constant, Expr, ShapeExpr, Tuple, TupleGetItem, Var
 from ...struct_info import ShapeStructInfo, TensorStructInfo, TupleStructInfo
+from ..dataflow_split import split_dataflow_at_if
 from .common import (
     CONVERTERS,
     NodeContext,
@@ -144,7 +145,7 @@ class GraphImporter:
                     value = self.to_expr(self.values[out.name])
                     outputs.append(self.bb.emit_output(value, _sanitize(out.name, "out")))
             self.bb.emit_func_output(outputs[0] if len(outputs) == 1 else outputs)
-        mod = self.bb.get()
+        mod = split_dataflow_at_if(self.bb.get())
         if self.keep_params_in_input:
             func = mod["main"]
             mod = mod.with_function(mod.get_global_var("main"),

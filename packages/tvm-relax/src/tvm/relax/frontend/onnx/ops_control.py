@@ -1,7 +1,9 @@
 """ONNX control flow, unrolled at import time: If, Loop and Scan.
 
-``If`` with a constant condition inlines one branch; with a runtime condition both branches
-are computed and their outputs selected with ``where`` (the branches are pure).  ``Loop``
+``If`` with a constant condition inlines one branch; with a runtime condition it becomes a
+Relax ``If`` whose branches are the two subgraphs, so only the branch taken runs (the
+importer then cuts the dataflow block at it, see :mod:`..dataflow_split`).  Branches whose
+outputs are sequences or optionals are computed both and selected with ``where``.  ``Loop``
 needs a constant trip count and a condition that folds at import time; ``Scan`` a static
 scan length.  Subgraphs see the outer scope's values.
 
@@ -17,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from ...expr import If, SeqExpr, Tuple, TupleGetItem
 from .common import R, converter
 from .ops_sequence import EmptyOptional, SeqValue, describe, is_structured
 
@@ -31,10 +34,38 @@ def _if(ctx: Any) -> Any:
     if cond is not None:
         branch = then_g if bool(np.asarray(cond).reshape(-1)[0]) else else_g
         return imp.convert_subgraph(branch, [])
-    then_out = imp.convert_subgraph(then_g, [])
-    else_out = imp.convert_subgraph(else_g, [])
     c = ctx.emit(R.reshape(ctx.input(0), []))
-    return [_select(ctx, c, a, b, str(i)) for i, (a, b) in enumerate(zip(then_out, else_out))]
+    then_seq, then_out = _branch(ctx, then_g)
+    else_seq, else_out = _branch(ctx, else_g)
+    if then_seq is None or else_seq is None:
+        then_out = imp.convert_subgraph(then_g, [])
+        else_out = imp.convert_subgraph(else_g, [])
+        return [_select(ctx, c, a, b, str(i))
+                for i, (a, b) in enumerate(zip(then_out, else_out))]
+    if len(then_out) != len(else_out):
+        raise ctx.error(f"the branches have {len(then_out)} and {len(else_out)} outputs")
+    out = ctx.emit(If(c, then_seq, else_seq))
+    if len(then_out) == 1:
+        return [out]
+    return [ctx.emit(TupleGetItem(out, i)) for i in range(len(then_out))]
+
+
+def _branch(ctx: Any, graph: Any) -> tuple[Any, list[Any]]:
+    """Subgraph ``graph`` as the SeqExpr of an If branch (its outputs a Tuple when there
+    are several), or (None, []) when an output is a sequence or optional."""
+    imp, bb = ctx.importer, ctx.bb
+    bb.begin_scope()
+    bb.begin_dataflow_block()
+    try:
+        outs = imp.convert_subgraph(graph, [])
+        if any(is_structured(o) for o in outs):
+            return None, []
+        results = [bb.emit_output(imp.to_expr(o)) for o in outs]
+    finally:
+        block = bb.end_block()
+        bb.end_scope()
+    body = results[0] if len(results) == 1 else Tuple(results)
+    return SeqExpr([block] if block.bindings else [], body), results
 
 
 def _select(ctx: Any, c: Any, a: Any, b: Any, what: str) -> Any:
