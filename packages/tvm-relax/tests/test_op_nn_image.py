@@ -167,7 +167,8 @@ def test_pad():
     with pytest.raises(relax.StructInfoError, match="reflect padding of 3 needs dimension 1 larger"):
         infer(op.nn.pad(tensor([4, 3]), [0, 0, 3, 0], "reflect"))
     with pytest.raises(ValueError, match="pad_mode"):
-        op.nn.pad(x, [0, 0, 0, 0], "wrap")
+        op.nn.pad(x, [0, 0, 0, 0], "symmetric")
+    assert static(op.nn.pad(tensor([2, 3]), [0, 0, 4, 4], "wrap")) == (2, 11)
 
 
 def test_resize2d():

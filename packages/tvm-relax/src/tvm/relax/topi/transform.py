@@ -267,19 +267,31 @@ def pad(
     mode: str = "constant",
     value: float = 0.0,
 ) -> te.Tensor:
-    """``x`` padded per dimension; ``mode`` constant (``value``), edge or reflect."""
+    """``x`` padded per dimension; ``mode`` constant (``value``), edge, reflect (mirror
+    without repeating the edge, numpy's ``reflect``: a pad wider than the dimension reflects
+    again) or wrap (periodic).  Every source index stays inside the input whatever the
+    (symbolic) dimension is; an empty dimension padded by edge/reflect/wrap fails the
+    kernel with an error (there is no element to repeat)."""
     shape = tuple(simplify(int64(d) + b + a) for d, b, a in zip(x.shape, before, after))
+    zero, one = IntImm("int64", 0), IntImm("int64", 1)
 
     def f(*i: Any) -> PrimExpr:
         src, inside = [], []
         for d, (idx, b) in enumerate(zip(i, before)):
             n = int64(x.shape[d])
             j = idx - b if b else idx
-            if mode == "edge":
-                j = Min(Max(j, IntImm("int64", 0)), n - 1)
-            elif mode == "reflect":
-                j = Select(LT(j, IntImm("int64", 0)), -j, j)
-                j = Select(GE(j, n), 2 * (n - 1) - j, j)
+            padded = bool(b or after[d])
+            if mode == "edge" and padded:
+                j = Min(Max(j, zero), n - 1)
+            elif mode == "reflect" and padded:
+                period = Max(2 * (n - 1), one)
+                m = FloorMod(j, period)
+                j = Select(GE(m, n), period - m, m)
+            elif mode == "wrap" and padded:
+                j = FloorMod(j, Max(n, one))
+            if mode != "constant" and padded:
+                j = tir.checked(j, GT(n, zero), f"pad: {mode} padding of axis {d}, which is "
+                                "empty")
             elif b or after[d]:
                 inside.append(tir.all(GE(j, IntImm("int64", 0)), LT(j, n)))
             src.append(j)

@@ -565,11 +565,70 @@ def _fast_resize2d(ctx: Any, x: Any, shape: list[Any], plan: list[tuple[int, int
                             attrs.get("cubic_coeff_a", -0.75), 0)
 
 
+def _symbolic_resize(ctx: Any, shape: list[Any], p: dict[str, Any]) -> Any:
+    """Resize of an input with symbolic dimensions: the spatial axes (after N and C) of a
+    3-, 4- or 5-d input resampled by ``relax.image.resize{1,2,3}d``, to ``dim * scale`` for an
+    integer scale (the ratio ONNX's coordinate mapping then uses) or to constant sizes."""
+    ndim = len(shape)
+    attrs = p["attrs"]
+    mode = attrs.get("mode", "nearest")
+    coord = attrs.get("coordinate_transformation_mode", "half_pixel")
+    why = None
+    if ndim not in (3, 4, 5):
+        why = f"a {ndim}-d input"
+    elif mode not in ("nearest", "linear", "cubic"):
+        why = f"mode {mode!r}"
+    elif coord in ("tf_crop_and_resize", "half_pixel_symmetric") or attrs.get("antialias", 0):
+        why = "coordinate_transformation_mode " + repr(coord) if not attrs.get("antialias", 0) \
+            else "antialias"
+    elif ctx.attr("keep_aspect_ratio_policy", "stretch") != "stretch" and p["sizes"] is not None:
+        why = "keep_aspect_ratio_policy other than 'stretch'"
+    if why is not None:
+        raise ctx.unsupported(f"{why} needs a static input shape")
+    axes = [a % ndim for a in p["axes"]] if p["axes"] else list(range(ndim))
+    out = list(shape[2:])
+    for i, a in enumerate(axes):
+        same = shape[a]
+        if p["sizes"] is not None:
+            n = p["sizes"][i]
+            if isinstance(same, int) and n == same:
+                continue
+        else:
+            scale = p["scales"][i]
+            if scale == 1.0:
+                continue
+            if not (scale > 0 and float(scale).is_integer()):
+                raise ctx.unsupported(f"scale {scale} of axis {a} with a symbolic input shape "
+                                      "(an integer scale, or constant sizes, is supported)")
+            n = same * int(scale)
+        if a < 2:
+            raise ctx.unsupported(f"resizing axis {a} (batch or channel) of an input with "
+                                  "symbolic dimensions")
+        out[a - 2] = n
+    if all(o is d for o, d in zip(out, shape[2:])):
+        return ctx.input(0)
+    dt = ctx.dtype(0)
+    x = ctx.input(0)
+    cdt = dt if dt in ("float32", "float64", "float16") else "float32"
+    if cdt != dt:
+        x = R.astype(x, cdt)
+    nsp = ndim - 2
+    fn = {1: R.image.resize1d, 2: R.image.resize2d, 3: R.image.resize3d}[nsp]
+    layout = {1: "NCW", 2: "NCHW", 3: "NCDHW"}[nsp]
+    method = "nearest_neighbor" if mode == "nearest" else mode
+    rounding = _NEAREST.get(attrs.get("nearest_mode", "round_prefer_floor"), "round")
+    y = fn(x, out, layout, method, coord, rounding, attrs.get("cubic_coeff_a", -0.75),
+           int(attrs.get("exclude_outside", 0)) if mode == "cubic" else 0)
+    if cdt != dt:
+        y = R.astype(R.round(y) if dt.startswith(("int", "uint")) else y, dt)
+    return y
+
+
 @converter("Resize", "Upsample")
 def _resize(ctx: Any) -> Any:
     shape = ctx.static_shape(0)
     if shape is None:
-        raise ctx.unsupported("needs a static input shape")
+        return _symbolic_resize(ctx, ctx.shape(0), _resize_params(ctx))
     p = _resize_params(ctx)
     plan = _resize_plan(ctx, shape, p)
     x = ctx.input(0)

@@ -435,10 +435,13 @@ def _pad(ctx: Any) -> Any:
             seq = [p for p in (parts[0], x, parts[1]) if p is not None]
             x = ctx.emit(R.concat(seq, axis=a))
         elif mode in ("reflect", "edge", "wrap"):
-            if not isinstance(dim, int):
-                raise ctx.unsupported(f"mode {mode!r} needs static dimensions")
-            idx = np.pad(np.arange(dim), (b, e), mode=mode)
-            x = ctx.emit(R.take(x, ctx.const_expr(idx, "int64"), axis=a))
+            if isinstance(dim, int):
+                idx = np.pad(np.arange(dim), (b, e), mode=mode)
+                x = ctx.emit(R.take(x, ctx.const_expr(idx, "int64"), axis=a))
+            else:  # a symbolic dimension: the kernel computes the source index
+                width = [0] * (2 * len(shape))
+                width[2 * a], width[2 * a + 1] = b, e
+                x = ctx.emit(R.nn.pad(x, width, mode))
         else:
             raise ctx.unsupported(f"mode {mode!r}")
         shape = ctx.importer.shape_of(x)

@@ -1,4 +1,4 @@
-"""``relax.nn.pad``: constant, edge or reflect padding."""
+"""``relax.nn.pad``: constant, edge, reflect or wrap padding."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from ..base import Attrs, arg_tensor, make_call, op_error, register_op
 
 __all__ = ["pad", "PadAttrs"]
 
-_MODES = ("constant", "edge", "reflect")
+_MODES = ("constant", "edge", "reflect", "wrap")
 
 
 @register_object("relax.attrs.PadAttrs")
@@ -31,7 +31,8 @@ class PadAttrs(Attrs):
 def pad(data: Expr, pad_width: Sequence[Any], pad_mode: str = "constant",
         pad_value: float = 0.0) -> Call:
     """``data`` padded by ``pad_width`` = (before_0, after_0, before_1, ...) or
-    ((before_0, after_0), ...); ``pad_mode``: constant (``pad_value``), edge or reflect."""
+    ((before_0, after_0), ...); ``pad_mode``: constant (``pad_value``), edge, reflect or
+    wrap (numpy's modes of those names)."""
     if pad_mode not in _MODES:
         raise ValueError(f"pad: pad_mode must be one of {', '.join(_MODES)}, got {pad_mode!r}")
     flat: list = []
