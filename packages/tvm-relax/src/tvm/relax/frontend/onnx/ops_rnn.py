@@ -1,8 +1,11 @@
-"""ONNX RNN, GRU and LSTM, unrolled over a static sequence length.
+"""ONNX RNN, GRU and LSTM: unrolled over a static sequence length, a loop over a symbolic
+one.
 
-The input projection of all steps is one MatMul; each step then adds the recurrent MatMul
-and applies the gate activations.  ``sequence_lens`` masks finished sequences (their state
-holds, their outputs are zero) for forward directions.
+The input projection of all steps is one MatMul.  With a static length each step then adds
+the recurrent MatMul and applies the gate activations (``sequence_lens`` masks finished
+sequences of forward directions: their state holds, their outputs are zero).  With a
+symbolic length the steps are ``relax.nn.recurrence``, one serial kernel per direction
+whose loop bound is the length (``sequence_lens`` in every direction).
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from ...expr import TupleGetItem
 from .common import R, converter
 from .ops_math import scalar, softplus
 
@@ -68,7 +72,7 @@ def _recurrent(ctx: Any) -> Any:
     x = ctx.emit(x)
     seq, batch, _ = ctx.importer.shape_of(x)
     if not isinstance(seq, int):
-        raise ctx.unsupported("needs a static sequence length (the loop is unrolled)")
+        return _recurrent_loop(ctx, x, batch)
     hidden = ctx.attr("hidden_size", None) or ctx.shape(2)[2]
     direction = ctx.attr("direction", "forward")
     num_dir = 2 if direction == "bidirectional" else 1
@@ -196,6 +200,69 @@ def _recurrent(ctx: Any) -> Any:
         if layout:
             y_c = R.permute_dims(y_c, [1, 0, 2])
         results.append(y_c)
+    return results[:max(1, ctx.num_outputs)]
+
+
+def _recurrent_loop(ctx: Any, x: Any, batch: Any) -> list[Any]:
+    """The recurrence over a symbolic sequence length: ``relax.nn.recurrence`` per
+    direction after one input-projection MatMul."""
+    op = ctx.op_type
+    gates = _GATES[op]
+    dt = ctx.dtype(0)
+    hidden = ctx.attr("hidden_size", None) or ctx.shape(2)[2]
+    direction = ctx.attr("direction", "forward")
+    num_dir = 2 if direction == "bidirectional" else 1
+    per_dir = len(_DEFAULT_ACTS[op])
+    acts = ctx.attr("activations", None) or _DEFAULT_ACTS[op] * num_dir
+    alphas, betas = ctx.attr("activation_alpha", []), ctx.attr("activation_beta", [])
+    lbr = bool(op == "GRU" and ctx.attr("linear_before_reset", 0))
+
+    def zeros(shape: list[Any]) -> Any:
+        return R.full(shape, scalar(ctx, 0.0, dt), dt)
+
+    lens = (ctx.input(4) if ctx.has(4)
+            else R.full([batch], ctx.const_expr(2 ** 62, "int64"), "int64"))
+    ys, hs, cs = [], [], []
+    for d in range(num_dir):
+        k0 = d * per_dir
+        names = [a.lower() for a in acts[k0:k0 + per_dir]]
+        w = R.squeeze(_slice(ctx.input(1), 0, d, d + 1), [0])  # (G*H, I)
+        r = R.squeeze(_slice(ctx.input(2), 0, d, d + 1), [0])  # (G*H, H)
+        xw = R.matmul(x, R.permute_dims(w, [1, 0]))
+        rb_h = zeros([hidden])
+        if ctx.has(3):
+            b = R.squeeze(_slice(ctx.input(3), 0, d, d + 1), [0])
+            wb, rb = _slice(b, 0, 0, gates * hidden), _slice(b, 0, gates * hidden, 2 * gates * hidden)
+            if lbr:
+                rb_h = _slice(rb, 0, 2 * hidden, 3 * hidden)
+                rb = R.concat([_slice(rb, 0, 0, 2 * hidden), zeros([hidden])], axis=0)
+            xw = xw + wb + rb
+        h0 = (R.squeeze(_slice(ctx.input(5), 0, d, d + 1), [0]) if ctx.has(5)
+              else zeros([batch, hidden]))
+        c0 = (R.squeeze(_slice(ctx.input(6), 0, d, d + 1), [0]) if op == "LSTM" and ctx.has(6)
+              else zeros([batch, hidden]))
+        p = (R.squeeze(_slice(ctx.input(7), 0, d, d + 1), [0]) if op == "LSTM" and ctx.has(7)
+             else zeros([3 * hidden]))
+        try:
+            call = R.nn.recurrence(
+                ctx.emit(xw), ctx.emit(R.permute_dims(r, [1, 0])), ctx.emit(h0), ctx.emit(c0),
+                ctx.emit(p), ctx.emit(rb_h), lens, kind=op, activations=names,
+                activation_alpha=alphas[k0:k0 + per_dir], activation_beta=betas[k0:k0 + per_dir],
+                clip=ctx.attr("clip", None), reverse=direction == "reverse" or d == 1,
+                linear_before_reset=lbr, input_forget=bool(ctx.attr("input_forget", 0)))
+        except ValueError as err:
+            raise ctx.unsupported(str(err)) from None
+        out = ctx.emit(call)
+        ys.append(ctx.emit(TupleGetItem(out, 0)))
+        hs.append(ctx.emit(TupleGetItem(out, 1)))
+        cs.append(ctx.emit(TupleGetItem(out, 2)))
+    y = R.concat([R.expand_dims(v, [1]) for v in ys], axis=1)  # (S, D, B, H)
+    y_h = R.concat([R.expand_dims(v, [0]) for v in hs], axis=0)
+    y_c = R.concat([R.expand_dims(v, [0]) for v in cs], axis=0)
+    if ctx.attr("layout", 0):
+        y = R.permute_dims(y, [2, 0, 1, 3])
+        y_h, y_c = R.permute_dims(y_h, [1, 0, 2]), R.permute_dims(y_c, [1, 0, 2])
+    results = [y, y_h] + ([y_c] if op == "LSTM" else [])
     return results[:max(1, ctx.num_outputs)]
 
 

@@ -13,6 +13,7 @@ from .norm import (
     dropout, group_norm, layer_norm, rms_norm,
 )
 from .pad import PadAttrs, pad
+from .recurrence import RecurrenceAttrs, recurrence
 from .pooling import (
     AdaptivePool1DAttrs, AdaptivePool2DAttrs, AdaptivePool3DAttrs, MaxPoolWithIndicesAttrs,
     Pool1DAttrs, Pool2DAttrs, Pool3DAttrs, adaptive_avg_pool1d, adaptive_avg_pool2d,
@@ -34,5 +35,5 @@ __all__ = [
     "AdaptivePool1DAttrs", "AdaptivePool2DAttrs", "AdaptivePool3DAttrs",
     "layer_norm", "group_norm", "batch_norm", "rms_norm", "dropout",
     "LayerNormAttrs", "GroupNormAttrs", "BatchNormAttrs", "RMSNormAttrs", "DropoutAttrs",
-    "attention", "AttentionAttrs", "pad", "PadAttrs", "col2im", "Col2ImAttrs",
+    "attention", "AttentionAttrs", "recurrence", "RecurrenceAttrs", "pad", "PadAttrs", "col2im", "Col2ImAttrs",
 ]
