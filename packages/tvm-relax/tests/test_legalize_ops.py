@@ -315,3 +315,15 @@ def test_a_lowering_that_emits_bindings_is_not_reused():
     mod = _chain_of_adds(tensor([4]), [1.0] * 3)
     LegalizeOps(customize_legalize_map={"relax.add": emitting_add})(mod)
     assert len(seen) == 3
+
+
+def test_a_call_reading_one_value_twice_is_not_reused_for_two_values():
+    x = tensor([8, 8])
+    bb = relax.BlockBuilder()
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            a = bb.emit(op.matmul(x, x))
+            out = bb.emit_output(op.matmul(a, x), name_hint="out")
+        bb.emit_func_output(out)
+    binds = bindings(LegalizeOps()(bb.get()))
+    assert [list(b.value.args[1].fields) for b in binds[:2]] == [[x], [binds[0].var, x]]

@@ -28,13 +28,17 @@ def _spin_exe():
 
 
 def _nested_exe():
-    # main() = inner() with inner returning a constant: 2 + 1 instructions
+    # main() calls inner() (returning 7) and returns 7 itself: 2 + 1 instructions, a nested
+    # call; tail() returns inner()'s result: a tail call, 1 + 1 instructions, one frame deep
     inner = {"name": "inner", "params": [], "num_regs": 0, "heap_size": 0,
              "code": [{"op": "ret", "value": ["imm", 7]}]}
     outer = {"name": "main", "params": [], "num_regs": 1, "heap_size": 0,
              "code": [{"op": "call", "dst": 0, "func": "inner", "args": []},
-                      {"op": "ret", "value": R(0)}]}
-    return Executable({"functions": [inner, outer]})
+                      {"op": "ret", "value": ["imm", 7]}]}
+    tail = {"name": "tail", "params": [], "num_regs": 1, "heap_size": 0,
+            "code": [{"op": "call", "dst": 0, "func": "inner", "args": []},
+                     {"op": "ret", "value": R(0)}]}
+    return Executable({"functions": [inner, outer, tail]})
 
 
 def test_never_ending_loop_stops_with_a_clear_error():
@@ -69,6 +73,14 @@ def test_nested_calls_share_the_count():
         vm["main"]()
     vm.max_steps = None
     assert vm["main"]() == 7
+
+
+def test_a_tail_call_runs_in_the_callers_place():
+    vm = VirtualMachine(_nested_exe(), max_steps=2)  # tail's call and inner's ret
+    assert vm["tail"]() == 7
+    vm.max_steps = 1
+    with pytest.raises(VMStepLimitError, match=r"@inner stopped after 1 .* 1 VM call\(s\) deep"):
+        vm["tail"]()
 
 
 def test_profile_and_time_evaluator_honour_the_limit():

@@ -185,9 +185,14 @@ class _Legalizer(ExprMutator):
 
 def _cache_key(call: Call) -> Optional[tuple]:
     """What a lowering may depend on: the operator, its attributes and result types, and
-    each argument's StructInfo (a constant's value too).  None for an argument that is not
+    each argument's StructInfo (a constant's value too), and which arguments are one value.
+    None for an argument that is not
     a variable, constant or tuple of those."""
     parts: list[Any] = []
+    # which arguments are the same value (matmul(x, x) lowers to a one-input kernel)
+    first: dict[int, int] = {}
+    leaves = [f for a in call.args for f in (a.fields if isinstance(a, Tuple) else (a,))]
+    aliasing = tuple(first.setdefault(id(v), k) for k, v in enumerate(leaves))
     for arg in call.args:
         if isinstance(arg, Constant):
             parts.append(arg)
@@ -199,7 +204,7 @@ def _cache_key(call: Call) -> Optional[tuple]:
             parts.append(arg)
         else:
             return None
-    return (call.op.name, call.attrs, tuple(call.sinfo_args), tuple(parts))
+    return (call.op.name, call.attrs, tuple(call.sinfo_args), tuple(parts), aliasing)
 
 
 def _rebind(out: Expr, old_args: Any, new_args: Any) -> Optional[Expr]:

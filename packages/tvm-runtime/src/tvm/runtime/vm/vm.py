@@ -240,6 +240,23 @@ class VirtualMachine:
         return self._run(self._funcs, index, args)
 
     def _run(self, funcs: list[_Function], index: int, args: Sequence[Any]) -> Any:
+        limit = self._max_steps
+        if limit is not None:
+            # the count is shared by the nested and tail VM calls of one top-level call
+            if self._nesting == 0:
+                self._steps_left = limit
+            self._nesting += 1
+        try:
+            while True:  # a tail call replaces the frame: a recursive loop runs in constant depth
+                out = self._run_frame(funcs, index, args)
+                if not isinstance(out, _TailCall):
+                    return out
+                index, args = out.index, out.args
+        finally:
+            if limit is not None:
+                self._nesting -= 1
+
+    def _run_frame(self, funcs: list[_Function], index: int, args: Sequence[Any]) -> Any:
         f = funcs[index]
         regs: list[Any] = [None] * (f.num_regs + 1)
         regs[: len(args)] = args
@@ -252,19 +269,12 @@ class VirtualMachine:
                 while pc >= 0:
                     pc = code[pc](regs, heap)
             else:
-                # the count is shared by the nested VM calls of one top-level call
-                if self._nesting == 0:
-                    self._steps_left = limit
-                self._nesting += 1
-                try:
-                    while pc >= 0:
-                        left = self._steps_left
-                        if left <= 0:
-                            raise self._step_limit_error(f, pc, limit)
-                        self._steps_left = left - 1
-                        pc = code[pc](regs, heap)
-                finally:
-                    self._nesting -= 1
+                while pc >= 0:
+                    left = self._steps_left
+                    if left <= 0:
+                        raise self._step_limit_error(f, pc, limit)
+                    self._steps_left = left - 1
+                    pc = code[pc](regs, heap)
         except VMStepLimitError:
             raise  # it names where it stopped; one note per frame of a deep recursion is noise
         except Exception as err:
@@ -440,6 +450,14 @@ class VirtualMachine:
         name, dst, nxt = ins["func"], ins["dst"], pc + 1
         kind, callee = self._resolve(name, f, pc)
         getters = [self._getter(a, f, pc) for a in ins["args"]]
+        if kind == "vm" and not profile and dst is not None and _is_tail(f.record["code"], pc):
+            index = callee
+
+            def tail_call(regs: list, heap: list) -> int:
+                regs[-1] = _TailCall(index, [g(regs, heap) for g in getters])
+                return -1
+
+            return tail_call
         if kind == "vm":
             funcs_ref = self._profiled if profile else self._funcs
             run_vm, index = self._run, callee
@@ -465,6 +483,38 @@ class VirtualMachine:
                 regs[dst] = call(regs, heap)
                 return nxt
         return step
+
+
+class _TailCall:
+    """What a frame returns instead of a value when it ends by calling a VM function: the
+    caller's loop runs the callee in its place."""
+
+    __slots__ = ("index", "args")
+
+    def __init__(self, index: int, args: list[Any]) -> None:
+        self.index, self.args = index, args
+
+
+def _is_tail(code: list[dict], pc: int) -> bool:
+    """Whether the call at ``pc`` is in tail position: its result only moves (through gotos)
+    to the function's ``ret``."""
+    reg = code[pc]["dst"]
+    seen: set[int] = set()
+    k = pc + 1
+    while 0 <= k < len(code) and k not in seen:
+        seen.add(k)
+        ins = code[k]
+        op = ins["op"]
+        if op == "move" and list(ins["src"]) == ["reg", reg]:
+            reg = ins["dst"]
+            k += 1
+        elif op == "goto":
+            k += ins["offset"]
+        elif op == "ret":
+            return list(ins["value"]) == ["reg", reg]
+        else:
+            return False
+    return False
 
 
 # ---------------------------------------------------------------------------- liveness
