@@ -61,10 +61,21 @@ class SampleModule(torch.nn.Module):
         return self.fn(inp, *args, **kwargs)
 
 
-def samples(name: str, count: int = 2, dtype: torch.dtype = torch.float32) -> list[Any]:
-    """The first ``count`` samples of the OpInfo ``name`` (seeded, so they are stable)."""
+def sample_dtype(info: Any) -> torch.dtype:
+    """float32 where the OpInfo supports it on CPU, else its first integer/bool dtype."""
+    dtypes = info.supported_dtypes("cpu")
+    for dtype in (torch.float32, torch.int64, torch.int32, torch.bool):
+        if dtype in dtypes:
+            return dtype
+    raise ValueError(f"{full_name(info)} has no float32, integer or bool samples on CPU")
+
+
+def samples(name: str, count: int = 2, dtype: Optional[torch.dtype] = None) -> list[Any]:
+    """The first ``count`` samples of the OpInfo ``name`` (seeded, so they are stable), in
+    ``dtype`` (default: :func:`sample_dtype`)."""
     torch.manual_seed(0)
     info = find(name)
+    dtype = sample_dtype(info) if dtype is None else dtype
     out = []
     for sample in info.sample_inputs("cpu", dtype):
         out.append(sample)

@@ -11,14 +11,14 @@ from typing import Any
 
 from ... import op as _op
 from .common import NodeContext, converter
-from .ops_math import is_float
+from .ops_math import as_dtype, is_float
 
 __all__: list[str] = []
 
 
 def _in_out(ctx: NodeContext, *indices: int) -> list[Any]:
     dtype = ctx.out_dtype()
-    return [ctx.astype(ctx.importer.to_expr(ctx.arg(i), dtype), dtype) for i in indices]
+    return [as_dtype(ctx, ctx.arg(i), dtype) for i in indices]
 
 
 def _check_ranks(ctx: NodeContext, ranks: dict[str, tuple[Any, int]]) -> None:
@@ -30,7 +30,7 @@ def _check_ranks(ctx: NodeContext, ranks: dict[str, tuple[Any, int]]) -> None:
 def _scale(ctx: NodeContext, x: Any, factor: Any) -> Any:
     if factor == 1:
         return x
-    dtype = ctx.dtype(x)
+    dtype = ctx.out_dtype()
     if not is_float(dtype) and isinstance(factor, float) and not factor.is_integer():
         raise ctx.unsupported(f"a non-integer factor {factor} for {dtype} tensors")
     return _op.multiply(x, ctx.const(factor, dtype))
@@ -76,7 +76,7 @@ def _addr(ctx: NodeContext) -> Any:
     bias, a, b = _in_out(ctx, 0, 1, 2)
     _check_ranks(ctx, {"vec1": (a, 1), "vec2": (b, 1)})
     outer = _op.multiply(_op.expand_dims(a, 1), _op.expand_dims(b, 0))
-    if ctx.dtype(outer) == "bool":
+    if ctx.out_dtype() == "bool":
         raise ctx.unsupported("addr of bool tensors")
     return _affine(ctx, bias, outer)
 
@@ -98,8 +98,7 @@ def _linear(ctx: NodeContext) -> Any:
         raise ctx.error(f"weight must be 1-d or 2-d, got {ctx.ndim(w)}-d")
     out = _op.matmul(x, _op.permute_dims(w, [1, 0]) if ctx.ndim(w) == 2 else w)
     if ctx.has(2, "bias"):
-        bias = ctx.astype(ctx.tensor(2, "bias"), ctx.dtype(out))
-        out = _op.add(out, bias)
+        out = _op.add(out, as_dtype(ctx, ctx.arg(2, "bias"), ctx.out_dtype()))
     return out
 
 
@@ -109,5 +108,5 @@ def _einsum(ctx: NodeContext) -> Any:
     operands = ctx.arg(1, "tensors")
     # ``path`` (argument 2) is a contraction order: an optimisation hint only
     dtype = ctx.out_dtype()
-    tensors = [ctx.astype(t, dtype) for t in operands]
+    tensors = [as_dtype(ctx, t, dtype) for t in operands]
     return _op.einsum(tensors, equation.replace(" ", ""))

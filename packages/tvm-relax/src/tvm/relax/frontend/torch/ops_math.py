@@ -24,19 +24,35 @@ def is_float(dtype: str) -> bool:
 
 
 def _const(ctx: NodeContext, value: Any, like: Any) -> Any:
-    return ctx.const(value, ctx.dtype(like))
+    """A constant of ``like``'s dtype (``like``: a bound value or a dtype string)."""
+    return ctx.const(value, like if isinstance(like, str) else ctx.dtype(like))
+
+
+def bound(ctx: NodeContext, expr: Any) -> Any:
+    """``expr`` bound to a variable unless it is one (or a constant) already, so later
+    dtype/shape queries do not normalise, and emit, its subexpressions again."""
+    from ...expr import Constant, Var
+
+    return expr if isinstance(expr, (Var, Constant)) else ctx.emit(expr)
+
+
+def as_dtype(ctx: NodeContext, value: Any, dtype: str) -> Any:
+    """An imported argument (tensor or scalar) as a bound tensor of ``dtype``."""
+    return bound(ctx, ctx.astype(ctx.importer.to_expr(value, dtype), dtype))
 
 
 def _in_out_dtype(ctx: NodeContext, i: int = 0, name: str = "self") -> Any:
     """Argument ``i`` as a tensor of the node's output dtype."""
-    return ctx.astype(ctx.tensor(i, name), ctx.out_dtype())
+    if ctx.arg(i, name) is None:
+        raise ctx.error(f"argument {name or i} is missing")
+    return as_dtype(ctx, ctx.arg(i, name), ctx.out_dtype())
 
 
 def _operands_as_out(ctx: NodeContext, *indices: int) -> list[Any]:
     """Arguments ``indices`` in the output dtype (ops whose result dtype is the promoted
     one, or the default float for integer inputs of float functions)."""
     dtype = ctx.out_dtype()
-    return [ctx.astype(ctx.importer.to_expr(ctx.arg(i), dtype), dtype) for i in indices]
+    return [as_dtype(ctx, ctx.arg(i), dtype) for i in indices]
 
 
 def _no_out(ctx: NodeContext) -> None:
@@ -47,7 +63,7 @@ def _no_out(ctx: NodeContext) -> None:
 # -- unary ----------------------------------------------------------------------------------
 
 def _reciprocal(ctx: NodeContext, x: Any) -> Any:
-    return _op.divide(_const(ctx, 1, x), x)
+    return _op.divide(_const(ctx, 1, ctx.out_dtype()), x)
 
 
 def _frac(ctx: NodeContext, x: Any) -> Any:
@@ -183,11 +199,13 @@ def _nan_to_num(ctx: NodeContext) -> Any:
 # -- arithmetic -------------------------------------------------------------------------------
 
 def _scaled(ctx: NodeContext, b: Any, alpha: Any) -> Any:
+    """``alpha * b`` with ``b`` in the output dtype."""
     if alpha is None or alpha == 1:
         return b
-    if ctx.dtype(b) == "bool":
+    dtype = ctx.out_dtype()
+    if dtype == "bool":
         return b if alpha else _op.zeros_like(b)
-    return _op.multiply(b, _const(ctx, alpha, b))
+    return _op.multiply(b, _const(ctx, alpha, dtype))
 
 
 @converter("aten.add.Tensor", "aten.add.Scalar", "aten.sub.Tensor", "aten.sub.Scalar",
@@ -617,3 +635,13 @@ def _glu(ctx: NodeContext) -> Any:
     from ...expr import TupleGetItem
 
     return _op.multiply(TupleGetItem(halves, 0), _op.sigmoid(TupleGetItem(halves, 1)))
+
+
+@converter("aten.log_sigmoid_forward.default")
+def _log_sigmoid(ctx: NodeContext) -> Any:
+    """``min(x, 0) - log1p(exp(-|x|))``; the second output (a buffer only the backward
+    pass reads) is zeros of the shape torch recorded."""
+    x = _in_out_dtype(ctx)
+    zero = _const(ctx, 0, x)
+    out = _op.subtract(_op.minimum(x, zero), _op.log1p(_op.exp(_op.negative(_op.abs(x)))))
+    return [out, _op.zeros(ctx.out_shape(1), ctx.out_dtype(1))]

@@ -13,7 +13,7 @@ from typing import Any, Optional
 
 from ... import op as _op
 from .common import NodeContext, converter
-from .ops_math import is_float
+from .ops_math import as_dtype, is_float
 
 __all__: list[str] = []
 
@@ -36,7 +36,7 @@ def _axes(ctx: NodeContext, dims: Any, ndim: int) -> Optional[list[int]]:
 
 def _dtype_arg(ctx: NodeContext, x: Any) -> Any:
     """``x`` in the node's output dtype (``dtype=`` and integer sums widening to int64)."""
-    return ctx.astype(x, ctx.out_dtype())
+    return as_dtype(ctx, x, ctx.out_dtype())
 
 
 def _count(ctx: NodeContext, x: Any, axes: Optional[list[int]], dtype: str) -> Any:
