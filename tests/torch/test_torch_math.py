@@ -130,6 +130,11 @@ def test_logsumexp_with_infinities():
     check(Fn(lambda t: torch.logsumexp(t, 1)), [x])
 
 
+def test_logcumsumexp_is_stable():
+    x = torch.tensor([[-1000.0, 0.0, -INF, INF, INF, 3.0], [1.0, 1.0, -INF, 2.0, NAN, 0.0]])
+    check(Fn(lambda t: (torch.logcumsumexp(t, 1), torch.logcumsumexp(t, 0))), [x])
+
+
 def test_var_with_too_few_elements_is_nan_or_inf():
     check(Fn(lambda t: (t.var(0), t.var(0, correction=2))), [torch.randn(1, 3)])
 

@@ -37,7 +37,7 @@ softmax.with_dtype log_softmax log_softmax.with_dtype logsumexp""".split()
 REDUCTIONS = """sum mean nansum nanmean prod amax amin aminmax max.reduction_no_dim
 max.reduction_with_dim min.reduction_no_dim min.reduction_with_dim argmax argmin var
 var.unbiased std std.unbiased var_mean var_mean.unbiased std_mean std_mean.unbiased any all
-cumsum cumprod norm norm.fro norm.inf linalg.vector_norm count_nonzero""".split()
+cumsum cumprod logcumsumexp norm norm.fro norm.inf linalg.vector_norm count_nonzero""".split()
 MATMUL = """mm bmm matmul addmm addmm.decomposed baddbmm addmv addbmm addr mv dot vdot inner
 nn.functional.linear outer einsum tensordot linalg.vecdot linalg.multi_dot
 __rmatmul__""".split()

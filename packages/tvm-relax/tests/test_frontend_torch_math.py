@@ -82,5 +82,5 @@ def test_integer_to_negative_power_is_rejected():
 
 
 def test_unsupported_op_names_overload_and_hint():
-    with pytest.raises(TorchImportError, match=r"aten\.logcumsumexp\.default.*custom_convert_map"):
-        _import(lambda x: torch.logcumsumexp(x, 0), torch.randn(4))
+    with pytest.raises(TorchImportError, match=r"aten\.cummax\.default.*custom_convert_map"):
+        _import(lambda x: torch.cummax(x, 0), torch.randn(4))

@@ -248,3 +248,14 @@ def _count_nonzero(ctx: NodeContext) -> Any:
     flags = ctx.astype(ctx.astype(x, "bool"), "int64")
     return _op.sum(flags, axes, False)
 
+
+
+@converter("aten.logcumsumexp.default")
+def _logcumsumexp(ctx: NodeContext) -> Any:
+    x = _dtype_arg(ctx, ctx.tensor(0))
+    axis = ctx.axis(ctx.arg(1, "dim"), ctx.ndim(x))
+    if ctx.ndim(x) == 0:
+        return x
+    if not is_float(ctx.dtype(x)):
+        raise ctx.unsupported(f"logcumsumexp of a {ctx.dtype(x)} tensor")
+    return _op.logcumsumexp(x, axis)
