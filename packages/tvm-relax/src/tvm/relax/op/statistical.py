@@ -1,5 +1,5 @@
 """Reductions (``sum``, ``mean``, ``max``, ``min``, ``prod``, ``variance``, ``std``) and
-scans (``cumsum``, ``cumprod``).
+scans (``cumsum``, ``cumprod``, ``logcumsumexp``).
 
 Reductions take ``axis`` (an int, a list, or None for all axes) and ``keepdims``; the
 result keeps the input dtype.  Scans run along one axis (None: over the flattened input).
@@ -19,7 +19,7 @@ from ._utils import axes_of, opt_int_tuple, out_tensor
 from .base import Attrs, arg_tensor, make_call, normalize_axis, op_error, register_op
 
 __all__ = [
-    "sum", "mean", "max", "min", "prod", "variance", "std", "cumsum", "cumprod",
+    "sum", "mean", "max", "min", "prod", "variance", "std", "cumsum", "cumprod", "logcumsumexp",
     "StatisticalAttrs", "ScanopAttrs", "infer_reduce",
 ]
 
@@ -135,12 +135,18 @@ def _scan_builder(name: str) -> Any:
         return make_call(op_name, [data], attrs)
 
     builder.__name__ = builder.__qualname__ = name
-    kind = "sum" if name == "cumsum" else "product"
-    builder.__doc__ = f"Cumulative {kind} of ``data`` along ``axis`` (None: flattened)."
+    what = {"cumsum": "sum", "cumprod": "product",
+            "logcumsumexp": "log-sum-exp (``log(cumsum(exp(x)))`` without overflow)"}[name]
+    builder.__doc__ = f"Cumulative {what} of ``data`` along ``axis`` (None: flattened)."
 
     def infer(call: Call, ctx: Any) -> StructInfo:
         x = arg_tensor(call, 0)
         dtype = x.dtype if call.attrs.dtype == "void" else call.attrs.dtype
+        if name == "logcumsumexp" and dtype != "void":
+            from ._elementwise import is_float
+
+            if not is_float(dtype):
+                raise op_error(call, f"requires a floating-point result dtype, got {dtype}")
         if call.attrs.axis is None:
             values = x.shape_values
             if values is None:
@@ -160,12 +166,14 @@ def _scan_builder(name: str) -> Any:
         axis = call.attrs.axis
         axis = None if axis is None else axis % x.ndim
         func = scan_func(x.shape_values, x.dtype, call.struct_info.dtype, axis,
-                         "sum" if name == "cumsum" else "prod", call.attrs.exclusive)
+                         _SCAN_KINDS[name], call.attrs.exclusive)
         return prim_func_call(bb, call, func, [call.args[0]], call.struct_info)
 
     return register_op(op_name, inputs=("data",), attrs=ScanopAttrs, infer=infer,
                        legalize=legalize, op_pattern="opaque")(builder)
 
 
+_SCAN_KINDS = {"cumsum": "sum", "cumprod": "prod", "logcumsumexp": "logaddexp"}
 cumsum = _scan_builder("cumsum")
 cumprod = _scan_builder("cumprod")
+logcumsumexp = _scan_builder("logcumsumexp")

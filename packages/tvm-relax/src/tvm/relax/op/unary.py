@@ -23,7 +23,12 @@ UNARY_OPS: dict[str, tuple[str, str, str]] = {
     "sign": ("", "", "sign of x (-1, 0 or 1)"),
     "square": ("", "", "x * x"),
     "exp": ("float", "", "e ** x"),
+    "exp2": ("float", "", "2 ** x"),
+    "expm1": ("float", "", "e ** x - 1 (accurate near 0)"),
     "log": ("float", "", "natural logarithm"),
+    "log2": ("float", "", "base-2 logarithm"),
+    "log10": ("float", "", "base-10 logarithm"),
+    "log1p": ("float", "", "log(1 + x) (accurate near 0)"),
     "sqrt": ("float", "", "square root"),
     "rsqrt": ("float", "", "1 / sqrt(x)"),
     "sin": ("float", "", "sine"),
@@ -124,7 +129,8 @@ from ._numpy import elementwise as _elementwise, erf as _erf  # noqa: E402
 
 NUMPY_UNARY = {
     "abs": _np.abs, "negative": _np.negative, "sign": _np.sign, "square": _np.square,
-    "exp": _np.exp, "log": _np.log, "sqrt": _np.sqrt, "rsqrt": lambda x: 1 / _np.sqrt(x),
+    "exp": _np.exp, "exp2": _np.exp2, "expm1": _np.expm1, "log": _np.log, "log2": _np.log2,
+    "log10": _np.log10, "log1p": _np.log1p, "sqrt": _np.sqrt, "rsqrt": lambda x: 1 / _np.sqrt(x),
     "sin": _np.sin, "cos": _np.cos, "tan": _np.tan, "tanh": _np.tanh, "asin": _np.arcsin,
     "acos": _np.arccos, "atan": _np.arctan, "sinh": _np.sinh, "cosh": _np.cosh,
     "asinh": _np.arcsinh, "acosh": _np.arccosh, "atanh": _np.arctanh,

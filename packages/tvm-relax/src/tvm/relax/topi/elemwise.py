@@ -61,11 +61,16 @@ def gelu_tanh(x: PrimExpr) -> PrimExpr:
 
 UNARY_FUNCS: dict[str, Callable[[PrimExpr], PrimExpr]] = {
     "abs": lambda x: x if is_bool(x.dtype) else tir.abs(x),
-    "negative": lambda x: _zero(x) - x,
+    "negative": lambda x: x * cast(-1, x.dtype) if is_float(x.dtype) else _zero(x) - x,
     "sign": _sign,
     "square": lambda x: x * x,
     "exp": tir.exp,
+    "exp2": tir.op.exp2,
+    "expm1": tir.op.expm1,
     "log": tir.log,
+    "log2": tir.op.log2,
+    "log10": tir.op.log10,
+    "log1p": tir.op.log1p,
     "sqrt": tir.sqrt,
     "rsqrt": lambda x: cast(1, x.dtype) / tir.sqrt(x),
     "sin": tir.sin,
@@ -91,7 +96,8 @@ UNARY_FUNCS: dict[str, Callable[[PrimExpr], PrimExpr]] = {
     "isnan": tir.isnan,
     "isinf": tir.isinf,
     "isfinite": tir.isfinite,
-    "relu": lambda x: Max(x, _zero(x)),
+    "relu": lambda x: Select(LT(x, _zero(x)), _zero(x), x) if is_float(x.dtype) else Max(
+        x, _zero(x)),
     "silu": lambda x: x * sigmoid(x),
     "gelu": gelu,
     "gelu_tanh": gelu_tanh,
@@ -155,6 +161,14 @@ def _power(a: PrimExpr, b: PrimExpr) -> PrimExpr:
     return Cast(a.dtype, tir.op.nearbyint(wide))
 
 
+def _nan_minmax(a: PrimExpr, b: PrimExpr, keep_a: type, int_fn: type) -> PrimExpr:
+    """Float max/min as numpy and torch compute them: NaN if either is NaN, and ``a`` when
+    the two compare equal (``maximum(-0.0, 0.0)`` is ``-0.0``)."""
+    if not is_float(a.dtype):
+        return int_fn(a, b)
+    return Select(Or(keep_a(a, b), tir.isnan(a)), a, b)
+
+
 def _logical(cls: type) -> Callable[[PrimExpr, PrimExpr], PrimExpr]:
     return lambda a, b: cls(to_bool(a), to_bool(b))
 
@@ -172,8 +186,11 @@ BINARY_FUNCS: dict[str, Callable[[PrimExpr, PrimExpr], PrimExpr]] = {
     "mod": _mod,
     "floor_mod": _floor_mod,
     "power": _power,
-    "maximum": Max,
-    "minimum": Min,
+    "maximum": lambda a, b: _nan_minmax(a, b, GE, Max),
+    "minimum": lambda a, b: _nan_minmax(a, b, LE, Min),
+    "atan2": tir.op.atan2,
+    "copysign": tir.op.copysign,
+    "hypot": tir.op.hypot,
     "equal": EQ,
     "not_equal": NE,
     "less": LT,
@@ -235,14 +252,17 @@ def where(cond: Any, a: Any, b: Any) -> te.Tensor:
 
 
 def clip(x: te.Tensor, a_min: Optional[float], a_max: Optional[float]) -> te.Tensor:
-    """``x`` limited to ``[a_min, a_max]`` (a None bound is open)."""
+    """``x`` limited to ``[a_min, a_max]`` (a None bound is open; NaN stays NaN, and the
+    upper bound wins when ``a_min > a_max``, like numpy and torch)."""
 
     def f(*i: Any) -> PrimExpr:
         v = x(*i)
-        if a_max is not None:
-            v = Min(v, cast(a_max, x.dtype))
         if a_min is not None:
-            v = Max(v, cast(a_min, x.dtype))
+            lo = cast(a_min, x.dtype)
+            v = Select(LT(v, lo), lo, v)
+        if a_max is not None:
+            hi = cast(a_max, x.dtype)
+            v = Select(GT(v, hi), hi, v)
         return v
 
     return te.compute(x.shape, f, name="T_clip")

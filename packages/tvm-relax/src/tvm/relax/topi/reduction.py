@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from tvm import te, tir
-from tvm.tir.expr import EQ, GT, LT, And, Or, PrimExpr, Select
+from tvm.tir.expr import EQ, GT, LT, And, Not, Or, PrimExpr, Select
 
 from ._util import cast, is_float, prod, simplify
 
@@ -14,12 +14,17 @@ __all__ = ["reduce", "mean", "variance", "std", "arg_reduce"]
 _prod = te.comm_reducer(lambda x, y: x * y, lambda t: cast(1, t), name="prod")
 # Float max/min start from -inf/+inf (not the lowest/highest finite value), so a row of
 # -inf (or an empty reduction) gives -inf like numpy and ONNX; integers use their limits.
+# A NaN anywhere makes a float max/min NaN (numpy, torch and ONNX's reference agree).
 _max = te.comm_reducer(
-    lambda x, y: tir.Max(x, y),
+    lambda x, y: _nan_pick(x, y, GT) if is_float(x.dtype) else tir.Max(x, y),
     lambda t: tir.neg_infinity(t) if is_float(t) else tir.min_value(t), name="max")
 _min = te.comm_reducer(
-    lambda x, y: tir.Min(x, y),
+    lambda x, y: _nan_pick(x, y, LT) if is_float(x.dtype) else tir.Min(x, y),
     lambda t: tir.infinity(t) if is_float(t) else tir.max_value(t), name="min")
+def _nan_pick(x: PrimExpr, y: PrimExpr, better: type) -> PrimExpr:
+    return Select(Or(better(x, y), tir.isnan(x)), x, y)
+
+
 REDUCERS = {"sum": te.sum, "max": _max, "min": _min, "prod": _prod}
 
 
@@ -101,7 +106,12 @@ def std(x: te.Tensor, axes: Sequence[int], keepdims: bool = False) -> te.Tensor:
 def _arg_reducer(largest: bool) -> te.Reducer:
     def fcombine(a: tuple, b: tuple) -> tuple:
         better = GT(a[1], b[1]) if largest else LT(a[1], b[1])
-        take_a = Or(better, And(EQ(a[1], b[1]), LT(a[0], b[0])))
+        same = EQ(a[1], b[1])
+        if is_float(a[1].dtype):  # NaN beats every number (torch and numpy pick the NaN)
+            nan_a, nan_b = tir.isnan(a[1]), tir.isnan(b[1])
+            better = Or(better, And(nan_a, Not(nan_b)))
+            same = Or(same, And(nan_a, nan_b))
+        take_a = Or(better, And(same, LT(a[0], b[0])))
         return Select(take_a, a[0], b[0]), Select(take_a, a[1], b[1])
 
     def fidentity(idx_dtype: str, val_dtype: str) -> tuple:

@@ -54,7 +54,7 @@ def _require_torch() -> Any:
 
 
 def _load_converters() -> None:
-    from . import ops_math, ops_nn, ops_tensor  # noqa: F401
+    from . import ops_linalg, ops_math, ops_nn, ops_reduce, ops_tensor  # noqa: F401
 
 
 def supported_ops() -> list[str]:
@@ -233,8 +233,8 @@ class ExportedProgramImporter:
             upper = getattr(rng, "upper", None)
             try:
                 value = int(upper)
-            except (TypeError, ValueError, OverflowError):
-                continue  # unbounded (int_oo)
+            except (TypeError, ValueError, OverflowError, AttributeError):
+                continue  # unbounded (int_oo; sympy's oo raises AttributeError)
             if value < 2 ** 62 and name in self.sym_vars:
                 bounds[name] = value
         return bounds
