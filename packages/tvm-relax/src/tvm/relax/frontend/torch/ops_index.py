@@ -13,7 +13,7 @@ from typing import Any, Sequence
 
 from ... import op as _op
 from .common import NodeContext, converter
-from .ops_tensor import int_arg, is_static, with_torch_shape
+from .ops_tensor import diagonal_plan, int_arg, is_static, with_torch_shape
 
 def _size(ctx: NodeContext, value: Any) -> Any:
     """A size (int or PrimExpr) as a 0-d int64 tensor."""
@@ -195,10 +195,7 @@ def _scatter(ctx: NodeContext, src: Any, reduction: str) -> Any:
     axis = ctx.axis(ctx.arg(1, "dim"), ctx.ndim(x))
     src = _fit_src(ctx, ctx.astype(src, ctx.dtype(x)), index)
     index = _normalize_index(ctx, index, ctx.shape(x)[axis])
-    if reduction == "mean":
-        out = _scatter_mean(ctx, x, index, src, axis)
-    else:
-        out = _op.scatter_elements(x, index, src, axis, reduction)
+    out = _op.scatter_elements(x, index, src, axis, reduction)
     return _op.reshape(out, []) if scalar else out
 
 
@@ -215,9 +212,9 @@ def _fit_src(ctx: NodeContext, src: Any, index: Any) -> Any:
     return src
 
 
-def _scatter_mean(ctx: NodeContext, x: Any, index: Any, src: Any, axis: int) -> Any:
+def _scatter_mean(ctx: NodeContext, x: Any, index: Any, src: Any, axis: int,
+                  include_self: bool) -> Any:
     dtype = ctx.dtype(x)
-    include_self = bool(ctx.arg(5, "include_self", True))
     base = x if include_self else _op.scatter_elements(x, index, _op.zeros_like(src), axis)
     sums = _op.scatter_elements(base, index, src, axis, "add")
     start = _op.ones_like(x) if include_self else _op.zeros_like(x)
@@ -252,45 +249,72 @@ def _scatter_add(ctx: NodeContext) -> Any:
     return _scatter(ctx, ctx.tensor(3, "src"), "add")
 
 
-_IDENTITY = {"sum": 0, "prod": 1, "amax": "min", "amin": "max"}
+_REDUCE = {"sum": "add", "prod": "mul", "amax": "max", "amin": "min", "mean": "mean"}
 
 
 @converter("aten.scatter_reduce.two")
 def _scatter_reduce(ctx: NodeContext) -> Any:
+    x, index, src = ctx.tensor(0), ctx.tensor(2, "index"), ctx.tensor(3, "src")
+    return _reduce_into(ctx, x, ctx.arg(1, "dim"), index, src, ctx.arg(4, "reduce"),
+                        bool(ctx.arg(5, "include_self", True)))
+
+
+@converter("aten.index_reduce.default")
+def _index_reduce(ctx: NodeContext) -> Any:
+    x, index, src = ctx.tensor(0), ctx.tensor(2, "index"), ctx.tensor(3, "source")
     reduce = ctx.arg(4, "reduce")
-    reduction = {"sum": "add", "prod": "mul", "amax": "max", "amin": "min",
-                 "mean": "mean"}.get(reduce)
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise ctx.unsupported(f"reduce={reduce!r} (one of prod, mean, amax, amin)")
+    x, src = _rank1(ctx, x, src)
+    axis = ctx.axis(ctx.arg(1, "dim"), ctx.ndim(x))
+    index = _spread(ctx, _rank1(ctx, index)[0], axis, ctx.shape(src))
+    out = _reduce_into(ctx, x, axis, index, src, reduce, bool(ctx.arg(5, "include_self", True)))
+    return _op.reshape(out, []) if ctx.ndim(ctx.tensor(0)) == 0 else out
+
+
+def _spread(ctx: NodeContext, index: Any, axis: int, shape: Sequence[Any]) -> Any:
+    """A 1-d ``index`` along ``axis`` broadcast to ``shape`` (index_* ops as scatters)."""
+    view = [1] * len(shape)
+    view[axis] = ctx.shape(index)[0]
+    return _op.broadcast_to(_op.reshape(index, view), shape)
+
+
+def _reduce_into(ctx: NodeContext, x: Any, dim: int, index: Any, src: Any, reduce: str,
+                 include_self: bool) -> Any:
+    """torch's scatter_reduce: ``src`` combined into ``x`` at ``index`` along ``dim``."""
+    reduction = _REDUCE.get(reduce)
     if reduction is None:
         raise ctx.unsupported(f"reduce={reduce!r} (one of sum, prod, mean, amax, amin)")
-    src = ctx.tensor(3, "src")
-    if reduction == "mean" or bool(ctx.arg(5, "include_self", True)):
-        return _scatter(ctx, src, reduction)
-    # without self: positions that receive values start from the reduction's identity
-    x, index = ctx.tensor(0), ctx.tensor(2, "index")
     dtype = ctx.dtype(x)
+    scalar = ctx.ndim(x) == 0
+    x, index, src = _rank1(ctx, x, index, src)
+    axis = ctx.axis(dim, ctx.ndim(x))
+    src = _fit_src(ctx, ctx.astype(src, dtype), index)
+    index = _normalize_index(ctx, index, ctx.shape(x)[axis])
+    if reduction == "mean":
+        out = _scatter_mean(ctx, x, index, src, axis, include_self)
+    else:
+        base = x
+        if not include_self:  # receiving positions start from the reduction's identity
+            fill = _op.full(ctx.shape(index), ctx.const(_identity(reduce, dtype), dtype), dtype)
+            base = _op.scatter_elements(x, index, fill, axis)
+        out = _op.scatter_elements(base, index, src, axis, reduction)
+    return _op.reshape(out, []) if scalar else out
+
+
+def _identity(reduce: str, dtype: str) -> Any:
     import numpy as np
 
     from tvm.ffi.dtype import to_numpy_dtype
 
-    ident = _IDENTITY[reduce]
-    if isinstance(ident, str):
-        np_dtype = to_numpy_dtype(dtype)
-        if dtype.startswith(("float", "bfloat")):
-            ident = -np.inf if ident == "min" else np.inf
-        elif dtype == "bool":
-            ident = ident == "max"
-        else:
-            info = np.iinfo(np_dtype)
-            ident = int(info.min if ident == "min" else info.max)
-    scalar = ctx.ndim(x) == 0
-    x1, index1, src1 = _rank1(ctx, x, index, src)
-    axis = ctx.axis(ctx.arg(1, "dim"), ctx.ndim(x1))
-    src1 = _fit_src(ctx, ctx.astype(src1, dtype), index1)
-    index1 = _normalize_index(ctx, index1, ctx.shape(x1)[axis])
-    fill = _op.full(ctx.shape(index1), ctx.const(ident, dtype), dtype)
-    base = _op.scatter_elements(x1, index1, fill, axis)
-    out = _op.scatter_elements(base, index1, src1, axis, reduction)
-    return _op.reshape(out, []) if scalar else out
+    if reduce in ("sum", "prod"):
+        return 0 if reduce == "sum" else 1
+    if dtype.startswith(("float", "bfloat")):
+        return -np.inf if reduce == "amax" else np.inf
+    if dtype == "bool":
+        return reduce == "amin"
+    info = np.iinfo(to_numpy_dtype(dtype))
+    return int(info.min if reduce == "amax" else info.max)
 
 
 @converter("aten.slice_scatter.default")
@@ -316,6 +340,20 @@ def _slice_scatter(ctx: NodeContext) -> Any:
     return _op.scatter_elements(x, index, src, axis)
 
 
+@converter("aten.diagonal_scatter.default")
+def _diagonal_scatter(ctx: NodeContext) -> Any:
+    x, src = ctx.tensor(0), ctx.astype(ctx.tensor(1, "src"), ctx.out_dtype())
+    order, flat_shape, index = diagonal_plan(
+        ctx, x, ctx.arg(2, "offset", 0), ctx.arg(3, "dim1", 0), ctx.arg(4, "dim2", 1),
+        ctx.shape(src)[-1])
+    moved = _op.permute_dims(x, order)
+    flat = _op.reshape(moved, flat_shape)
+    positions = _op.broadcast_to(index, ctx.shape(src))
+    out = _op.reshape(_op.scatter_elements(flat, positions, src, len(flat_shape) - 1),
+                      ctx.shape(moved))
+    return _op.permute_dims(out, [order.index(d) for d in range(len(order))])
+
+
 @converter("aten.masked_fill.Scalar", "aten.masked_fill.Tensor")
 def _masked_fill(ctx: NodeContext) -> Any:
     x, mask = ctx.tensor(0), ctx.tensor(1, "mask")
@@ -326,6 +364,45 @@ def _masked_fill(ctx: NodeContext) -> Any:
     if ctx.ndim(value) != 0:
         raise ctx.error(f"value must be a 0-d tensor, got {ctx.ndim(value)} dimension(s)")
     return _op.broadcast_to(_op.where(mask, value, ctx.astype(x, dtype)), ctx.out_shape())
+
+
+@converter("aten.masked_scatter.default")
+def _masked_scatter(ctx: NodeContext) -> Any:
+    # the k-th selected position takes source's k-th element: k = trues before it
+    x, mask, source = ctx.tensor(0), ctx.tensor(1, "mask"), ctx.tensor(2, "source")
+    if ctx.dtype(mask) != "bool":
+        raise ctx.error(f"mask must be a bool tensor, got {ctx.dtype(mask)}")
+    dtype = ctx.out_dtype()
+    shape = ctx.out_shape()
+    x = _op.broadcast_to(ctx.astype(x, dtype), shape)
+    flat_mask = _op.reshape(_op.broadcast_to(mask, shape), [-1])
+    count = _product(ctx.shape(source))
+    if is_static(count) and count == 0:
+        return x
+    rank = _op.cumsum(_op.astype(flat_mask, "int64"), 0, "int64", exclusive=True)
+    taken = _op.take(_op.reshape(ctx.astype(source, dtype), [-1]), rank, 0, mode="clip")
+    return _op.reshape(_op.where(flat_mask, taken, _op.reshape(x, [-1])), shape)
+
+
+@converter("aten.take_along_dim.default")
+def _take_along_dim(ctx: NodeContext) -> Any:
+    x, index = ctx.tensor(0), ctx.tensor(1, "indices")
+    dim = ctx.arg(2, "dim")
+    if dim is None:
+        flat = _op.reshape(x, [-1])
+        return _op.take(flat, _normalize_index(ctx, _op.reshape(index, [-1]),
+                                               _product(ctx.shape(x))), 0)
+    if ctx.ndim(x) != ctx.ndim(index):
+        raise ctx.error(f"input and indices must have the same rank, got {ctx.ndim(x)} and "
+                        f"{ctx.ndim(index)}")
+    x, index = _rank1(ctx, x, index)
+    axis = ctx.axis(dim, ctx.ndim(x))
+    shape = _broadcast([ctx.shape(x), ctx.shape(index)])
+    x_shape, i_shape = list(shape), list(shape)
+    x_shape[axis], i_shape[axis] = ctx.shape(x)[axis], ctx.shape(index)[axis]
+    index = _normalize_index(ctx, _op.broadcast_to(index, i_shape), x_shape[axis])
+    out = _op.gather_elements(_op.broadcast_to(x, x_shape), index, axis)
+    return _op.reshape(out, ctx.out_shape()) if ctx.ndim(ctx.tensor(0)) == 0 else out
 
 
 @converter("aten.embedding.default")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+import numpy as np
 from tvm.tir.expr import IntImm, PrimExpr
 
 from ... import op as _op
@@ -101,6 +102,7 @@ def _check_layout(ctx: NodeContext) -> None:
 
 # -- views ---------------------------------------------------------------------------------
 @converter("aten.view.default", "aten.reshape.default", "aten._unsafe_view.default",
+           "aten.view_copy.default",
            "aten.flatten.using_ints", "aten.unflatten.int", "aten.view_as.default",
            "aten.reshape_as.default")
 def _view(ctx: NodeContext) -> Any:
@@ -121,7 +123,7 @@ def _view_dtype(ctx: NodeContext) -> Any:
     return _op.bitcast(x, want)
 
 
-@converter("aten.permute.default")
+@converter("aten.permute.default", "aten.permute_copy.default")
 def _permute(ctx: NodeContext) -> Any:
     x = ctx.tensor(0)
     ndim = ctx.ndim(x)
@@ -130,7 +132,7 @@ def _permute(ctx: NodeContext) -> Any:
     return _op.permute_dims(x, [ctx.axis(d, ndim) for d in ctx.arg(1, "dims")])
 
 
-@converter("aten.transpose.int")
+@converter("aten.transpose.int", "aten.transpose_copy.int")
 def _transpose(ctx: NodeContext) -> Any:
     x = ctx.tensor(0)
     ndim = ctx.ndim(x)
@@ -142,7 +144,7 @@ def _transpose(ctx: NodeContext) -> Any:
     return _op.permute_dims(x, axes)
 
 
-@converter("aten.t.default", "aten.numpy_T.default")
+@converter("aten.t.default", "aten.t_copy.default", "aten.numpy_T.default")
 def _t(ctx: NodeContext) -> Any:
     x = ctx.tensor(0)
     if ctx.op == "aten.t.default" and ctx.ndim(x) > 2:
@@ -150,25 +152,27 @@ def _t(ctx: NodeContext) -> Any:
     return x if ctx.ndim(x) < 2 else _op.permute_dims(x, None)
 
 
-@converter("aten.expand.default", "aten.expand_as.default", "aten.broadcast_to.default")
+@converter("aten.expand.default", "aten.expand_copy.default", "aten.expand_as.default",
+           "aten.broadcast_to.default")
 def _expand(ctx: NodeContext) -> Any:
     x = ctx.tensor(0)
     return _op.broadcast_to(x, ctx.out_shape())
 
 
-@converter("aten.squeeze.default", "aten.squeeze.dim", "aten.squeeze.dims")
+@converter("aten.squeeze.default", "aten.squeeze.dim", "aten.squeeze.dims",
+           "aten.squeeze_copy.default", "aten.squeeze_copy.dim", "aten.squeeze_copy.dims")
 def _squeeze(ctx: NodeContext) -> Any:
     x = ctx.tensor(0)
     ndim = ctx.ndim(x)
     shape = ctx.shape(x)
     if ndim == 0:
         return x
-    dims = range(ndim) if ctx.op == "aten.squeeze.default" else _dims(ctx, ctx.arg(1, "dim"), ndim)
+    dims = range(ndim) if ctx.op.endswith(".default") else _dims(ctx, ctx.arg(1, "dim"), ndim)
     axes = sorted({d for d in dims if shape[d] == 1})
     return _op.squeeze(x, axes) if axes else x
 
 
-@converter("aten.unsqueeze.default")
+@converter("aten.unsqueeze.default", "aten.unsqueeze_copy.default")
 def _unsqueeze(ctx: NodeContext) -> Any:
     x = ctx.tensor(0)
     return _op.expand_dims(x, ctx.axis(ctx.arg(1, "dim"), ctx.ndim(x) + 1))
@@ -191,7 +195,8 @@ def _movedim(ctx: NodeContext) -> Any:
 
 
 # -- copies and casts ----------------------------------------------------------------------
-@converter("aten.alias.default", "aten.detach.default", "aten.lift_fresh_copy.default",
+@converter("aten.alias.default", "aten.alias_copy.default", "aten.detach.default",
+           "aten.detach_copy.default", "aten.lift_fresh_copy.default",
            "aten.lift_fresh.default", "aten.contiguous.default", "aten.clone.default")
 def _identity(ctx: NodeContext) -> Any:
     # memory_format only changes strides, never values
@@ -203,6 +208,13 @@ def _identity(ctx: NodeContext) -> Any:
 def _to_copy(ctx: NodeContext) -> Any:
     _check_layout(ctx)
     return ctx.astype(ctx.tensor(0), ctx.out_dtype())
+
+
+@converter("aten._assert_tensor_metadata.default")
+def _assert_metadata(ctx: NodeContext) -> Any:
+    """torch's check of a tensor's dtype/device after ``.to()``: the importer's own check of
+    every result's dtype covers it, so it converts to nothing."""
+    return None
 
 
 @converter("aten.copy.default")
@@ -260,7 +272,8 @@ def _split_at(ctx: NodeContext, x: Any, axis: int, sizes: Sequence[Any]) -> list
     return out
 
 
-@converter("aten.split_with_sizes.default", "aten.unsafe_split_with_sizes.default")
+@converter("aten.split_with_sizes.default", "aten.unsafe_split_with_sizes.default",
+           "aten.split_with_sizes_copy.default")
 def _split_with_sizes(ctx: NodeContext) -> Any:
     x = ctx.tensor(0)
     axis = ctx.axis(ctx.arg(2, "dim", 0), ctx.ndim(x))
@@ -275,7 +288,7 @@ def _split(ctx: NodeContext) -> Any:
     return _split_at(ctx, x, axis, sizes)
 
 
-@converter("aten.unbind.int")
+@converter("aten.unbind.int", "aten.unbind_copy.int")
 def _unbind(ctx: NodeContext) -> Any:
     x = ctx.tensor(0)
     axis = ctx.axis(ctx.arg(1, "dim", 0), ctx.ndim(x))
@@ -285,7 +298,7 @@ def _unbind(ctx: NodeContext) -> Any:
 
 
 # -- slicing -------------------------------------------------------------------------------
-@converter("aten.slice.Tensor")
+@converter("aten.slice.Tensor", "aten.slice_copy.Tensor")
 def _slice(ctx: NodeContext) -> Any:
     x = ctx.tensor(0)
     axis = ctx.axis(ctx.arg(1, "dim", 0), ctx.ndim(x))
@@ -294,7 +307,7 @@ def _slice(ctx: NodeContext) -> Any:
     return out if out is x else with_torch_shape(ctx, out)
 
 
-@converter("aten.narrow.default")
+@converter("aten.narrow.default", "aten.narrow_copy.default")
 def _narrow(ctx: NodeContext) -> Any:
     x = ctx.tensor(0)
     axis = ctx.axis(ctx.arg(1, "dim"), ctx.ndim(x))
@@ -305,7 +318,7 @@ def _narrow(ctx: NodeContext) -> Any:
     return out if out is x else with_torch_shape(ctx, out)
 
 
-@converter("aten.select.int")
+@converter("aten.select.int", "aten.select_copy.int")
 def _select(ctx: NodeContext) -> Any:
     x = ctx.tensor(0)
     axis = ctx.axis(ctx.arg(1, "dim"), ctx.ndim(x))
@@ -332,7 +345,7 @@ def _index_select(ctx: NodeContext) -> Any:
     return _op.reshape(out, ctx.out_shape()) if len(ctx.out_shape()) != ctx.ndim(x) else out
 
 
-@converter("aten.unfold.default")
+@converter("aten.unfold.default", "aten.unfold_copy.default")
 def _unfold(ctx: NodeContext) -> Any:
     x = ctx.tensor(0)
     ndim = ctx.ndim(x)
@@ -457,25 +470,35 @@ def _trilu(ctx: NodeContext) -> Any:
     return (_op.tril if ctx.op.startswith("aten.tril") else _op.triu)(x, k)
 
 
-@converter("aten.diagonal.default")
-def _diagonal(ctx: NodeContext) -> Any:
-    x = ctx.tensor(0)
+def diagonal_plan(ctx: NodeContext, x: Any, offset: Any, dim1: Any, dim2: Any,
+                  length: Any) -> tuple:
+    """How to address torch's ``diagonal(x, offset, dim1, dim2)`` (``length`` entries):
+    the permutation moving the two dims last, the flattened shape of the moved tensor and
+    the int64 positions of the diagonal along its last (flattened) axis."""
     ndim = ctx.ndim(x)
-    offset = int_arg(ctx, ctx.arg(1, "offset", 0), "offset")
-    d1, d2 = ctx.axis(ctx.arg(2, "dim1", 0), ndim), ctx.axis(ctx.arg(3, "dim2", 1), ndim)
+    offset = int_arg(ctx, offset, "offset")
+    d1, d2 = ctx.axis(dim1, ndim), ctx.axis(dim2, ndim)
     if d1 == d2:
         raise ctx.error(f"dim1 and dim2 are both {d1}")
     rest = [d for d in range(ndim) if d not in (d1, d2)]
-    moved = _op.permute_dims(x, rest + [d1, d2])
     shape = ctx.shape(x)
     n2 = shape[d2]
-    length = ctx.out_shape()[-1]
-    flat = _op.reshape(moved, [shape[d] for d in rest] + [shape[d1] * n2])
+    flat_shape = [shape[d] for d in rest] + [shape[d1] * n2]
     row0, col0 = max(0, -offset), max(0, offset)
     step = ctx.importer.to_expr(n2 + 1, "int64")
     first = ctx.importer.to_expr(row0 * n2 + col0, "int64")
     index = _op.add(_op.multiply(_op.arange(0, length, 1, "int64"), step), first)
-    return with_torch_shape(ctx, _op.take(flat, index, len(rest)))
+    return rest + [d1, d2], flat_shape, index
+
+
+@converter("aten.diagonal.default", "aten.diagonal_copy.default")
+def _diagonal(ctx: NodeContext) -> Any:
+    x = ctx.tensor(0)
+    order, flat_shape, index = diagonal_plan(
+        ctx, x, ctx.arg(1, "offset", 0), ctx.arg(2, "dim1", 0), ctx.arg(3, "dim2", 1),
+        ctx.out_shape()[-1])
+    flat = _op.reshape(_op.permute_dims(x, order), flat_shape)
+    return with_torch_shape(ctx, _op.take(flat, index, len(flat_shape) - 1))
 
 
 # -- padding -------------------------------------------------------------------------------
@@ -494,8 +517,15 @@ def _pad(ctx: NodeContext, x: Any, pads: Sequence[Any], mode: str, value: float 
     for d in range(ndim):
         before, after = width[2 * d], width[2 * d + 1]
         if before < 0 or after < 0:
-            if mode != "constant":
-                raise ctx.error(f"negative padding {pads} is only allowed for constant padding")
+            if mode == "reflect":
+                raise ctx.error(f"negative padding {pads} is not allowed for reflection")
+            if mode == "edge":  # out[i] = x[clamp(i - before, 0, n - 1)]
+                n = int_arg(ctx, ctx.shape(x)[d], f"dimension {d} (replication with negative "
+                                                  "padding)")
+                index = np.clip(np.arange(-before, n + after), 0, n - 1)
+                x = ctx.emit(_op.take(x, ctx.const(index, "int64"), d))
+                width[2 * d], width[2 * d + 1] = 0, 0
+                continue
             end = after if after < 0 else _INT64_MAX
             x = ctx.emit(_op.strided_slice(x, [d], [max(-before, 0)], [end], [1]))
             width[2 * d], width[2 * d + 1] = max(before, 0), max(after, 0)
