@@ -534,7 +534,8 @@ def _pad(ctx: NodeContext, x: Any, pads: Sequence[Any], mode: str, value: float 
     if mode == "reflect":
         shape = ctx.shape(x)
         for d in range(ndim):
-            if is_static(shape[d]) and max(width[2 * d], width[2 * d + 1]) >= shape[d]:
+            widest = max(width[2 * d], width[2 * d + 1])
+            if widest and is_static(shape[d]) and widest >= shape[d]:
                 raise ctx.error(f"reflection padding {pads} must be smaller than the padded "
                                 f"dimension {d} of size {shape[d]}")
     return _op.nn.pad(x, width, mode, value)
