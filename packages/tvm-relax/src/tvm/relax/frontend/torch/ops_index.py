@@ -181,6 +181,8 @@ def _rank1(ctx: NodeContext, *tensors: Any) -> list[Any]:
 @converter("aten.gather.default")
 def _gather(ctx: NodeContext) -> Any:
     x, index = ctx.tensor(0), ctx.tensor(2, "index")
+    if any(is_static(d) and d == 0 for d in ctx.shape(index)):
+        return _op.zeros(ctx.out_shape(), ctx.out_dtype())  # torch allows any rank then
     scalar = ctx.ndim(index) == 0
     x, index = _rank1(ctx, x, index)
     axis = ctx.axis(ctx.arg(1, "dim"), ctx.ndim(x))
