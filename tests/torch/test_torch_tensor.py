@@ -153,3 +153,14 @@ def test_symbolic_slice_bounds_structure() -> None:
     assert "R.dynamic_strided_slice" in text
     check(Slices(), [torch.randn(6, 2)], dynamic_shapes={"x": {0: Dim("n", min=4, max=32)}},
           more_args=[[torch.randn(9, 2)]])
+
+
+class NonZero(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.nonzero(x)
+
+
+def test_nonzero_is_rejected_as_data_dependent() -> None:
+    ep = export(NonZero(), [torch.randn(4)])
+    with pytest.raises(OpNotSupported, match="aten.nonzero.default.*data-dependent"):
+        from_exported_program(ep)

@@ -407,6 +407,23 @@ def _take_along_dim(ctx: NodeContext) -> Any:
     return _op.reshape(out, ctx.out_shape()) if ctx.ndim(ctx.tensor(0)) == 0 else out
 
 
+@converter("aten.take.default")
+def _take(ctx: NodeContext) -> Any:
+    x, index = ctx.tensor(0), ctx.tensor(1, "index")
+    flat = _op.reshape(x, [-1])
+    return _op.take(flat, _normalize_index(ctx, index, _product(ctx.shape(x))), 0)
+
+
+@converter("aten.nonzero.default", "aten.masked_select.default", "aten._unique2.default",
+           "aten.unique_dim.default", "aten.unique_consecutive.default",
+           "aten.repeat_interleave.Tensor", "aten.argwhere.default")
+def _data_dependent(ctx: NodeContext) -> Any:
+    raise ctx.unsupported(
+        "the output size depends on the tensor's values (data-dependent shape), which the "
+        "importer does not support; keep shapes static (torch.where, a fixed-size mask, "
+        "nonzero_static) or pass a custom_convert_map entry")
+
+
 @converter("aten.embedding.default")
 def _embedding(ctx: NodeContext) -> Any:
     # padding_idx, scale_grad_by_freq and sparse only change gradients
