@@ -54,7 +54,9 @@ def _require_torch() -> Any:
 
 
 def _load_converters() -> None:
-    from . import ops_linalg, ops_math, ops_nn, ops_reduce, ops_tensor  # noqa: F401
+    from . import (  # noqa: F401
+        ops_create, ops_index, ops_linalg, ops_math, ops_nn, ops_reduce, ops_tensor,
+    )
 
 
 def supported_ops() -> list[str]:

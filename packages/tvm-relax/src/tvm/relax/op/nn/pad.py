@@ -60,8 +60,9 @@ def _infer_pad(call: Call, ctx: Any) -> StructInfo:
     if call.attrs.pad_mode == "reflect":
         for d, v in enumerate(values):
             n = const_dim(v)
-            if n is not None and max(width[2 * d], width[2 * d + 1]) >= n:
-                raise op_error(call, f"reflect padding of {max(width[2 * d], width[2 * d + 1])} "
+            widest = max(width[2 * d], width[2 * d + 1])
+            if n is not None and widest and widest >= n:
+                raise op_error(call, f"reflect padding of {widest} "
                                      f"needs dimension {d} larger than it (is {dim_str(v)})")
     return out_tensor(x, [v + width[2 * d] + width[2 * d + 1] for d, v in enumerate(values)],
                       ctx=ctx)
