@@ -179,22 +179,23 @@ class NodeContext:
         raw = self.node.args[i] if i < len(self.node.args) else None
         return raw.meta.get("val") if hasattr(raw, "meta") else None
 
-    def out_dtype(self, index: int = 0, default: Optional[str] = None) -> Optional[str]:
-        """The dtype of the node's (``index``-th) tensor output, as torch computed it."""
+    def out_meta(self, index: int = 0) -> Any:
+        """The fake value of the node's (``index``-th) output (None if torch recorded none)."""
         val = self.meta()
         if isinstance(val, (tuple, list)):
             val = val[index] if index < len(val) else None
-        dtype = getattr(val, "dtype", None)
+        return val
+
+    def out_dtype(self, index: int = 0, default: Optional[str] = None) -> Optional[str]:
+        """The dtype of the node's (``index``-th) tensor output, as torch computed it."""
+        dtype = getattr(self.out_meta(index), "dtype", None)
         if dtype is None:
             return default
         return torch_dtype_to_str(dtype, f"{self.where()}: ")
 
     def out_shape(self, index: int = 0) -> Optional[list[Any]]:
         """The node's (``index``-th) output shape as ints / PrimExprs."""
-        val = self.meta()
-        if isinstance(val, (tuple, list)):
-            val = val[index] if index < len(val) else None
-        shape = getattr(val, "shape", None)
+        shape = getattr(self.out_meta(index), "shape", None)
         if shape is None:
             return None
         return [self.importer.sym_expr(d) for d in shape]
