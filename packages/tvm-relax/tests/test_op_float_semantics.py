@@ -13,6 +13,9 @@ from tvm.relax import op as _op
 from tvm.relax.block_builder import BlockBuilder
 from tvm.relax.expr import Var
 from tvm.relax.struct_info import TensorStructInfo
+from vm_testing import requires_llvm
+
+pytestmark = requires_llvm
 
 
 def _run(fn, *arrays: np.ndarray) -> np.ndarray:

@@ -61,7 +61,7 @@ class EpilogueFused:
                 v_i0, v_i1 = T.axis.remap("SS", [i0, i1])
                 T.reads(lv1[v_i0, v_i1])
                 T.writes(gv[v_i0, v_i1])
-                gv[v_i0, v_i1] = T.max(lv1[v_i0, v_i1], T.float32(0.0))
+                gv[v_i0, v_i1] = T.Select(lv1[v_i0, v_i1] < T.float32(0.0), T.float32(0.0), lv1[v_i0, v_i1])
 
     @R.function
     def main(x: R.Tensor((8, 16), "float32"), w: R.Tensor((16, 4), "float32"),
