@@ -54,7 +54,7 @@ def _require_torch() -> Any:
 
 
 def _load_converters() -> None:
-    from . import ops_math, ops_nn, ops_tensor  # noqa: F401
+    from . import ops_math, ops_nn, ops_rnn, ops_tensor  # noqa: F401
 
 
 def supported_ops() -> list[str]:
