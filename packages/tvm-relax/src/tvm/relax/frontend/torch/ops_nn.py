@@ -196,16 +196,49 @@ def _adaptive(nsp: int, kind: str) -> Any:
             return _unbatch(out, added)
         if not output_used(ctx, 1):
             return [_unbatch(out, added), None]
-        # the indices: an adaptive window is a plain one when every size divides evenly
         sizes = ctx.shape(x)[2:]
-        if not all(isinstance(s, int) and s % o == 0 for s, o in zip(sizes, size)):
-            raise ctx.unsupported(f"the indices of an adaptive max pooling from {sizes} to "
-                                  f"{size} (only sizes that divide evenly)")
+        if not all(isinstance(s, int) for s in sizes):
+            raise ctx.unsupported("the indices of an adaptive max pooling over symbolic "
+                                  "spatial sizes")
+        if not all(s % o == 0 for s, o in zip(sizes, size)):
+            values, local = _adaptive_max_gather(ctx, x, sizes, size)
+            return [_unbatch(values, added), _unbatch(local, added)]
+        # every size divides evenly: the adaptive windows are those of a plain max pooling
         kernel = [s // o for s, o in zip(sizes, size)]
         values, flat = _tuple_items(ctx, _op.nn.max_pool_with_indices(x, kernel, kernel), 2)
         local = _op.floor_mod(flat, ctx.const(math.prod(sizes), "int64"))
         return [_unbatch(values, added), _unbatch(local, added)]
     return convert
+
+
+def _adaptive_max_gather(ctx: NodeContext, x: Any, sizes: list[int], size: list[int]
+                         ) -> tuple[Any, Any]:
+    """Adaptive max pooling with indices for windows of uneven sizes: gather every window
+    (padded to the largest by repeating its first element, which moves neither the maximum
+    nor its first position) from the flattened planes, then max / argmax over it."""
+    import itertools
+
+    import numpy as np
+
+    axes = []
+    for n, o in zip(sizes, size):
+        axes.append([range((i * n) // o, -(-((i + 1) * n) // o)) for i in range(o)])
+    strides = [math.prod(sizes[i + 1:]) for i in range(len(sizes))]
+    windows = []
+    for cell in itertools.product(*axes):
+        windows.append([sum(p * st for p, st in zip(pos, strides))
+                        for pos in itertools.product(*cell)])
+    k = max(len(w) for w in windows)
+    table = np.array([w + [w[0]] * (k - len(w)) for w in windows], dtype="int64")
+    lead = ctx.shape(x)[:2]
+    planes = _op.reshape(x, [*lead, math.prod(sizes)])
+    gathered = ctx.emit(_op.reshape(_op.take(planes, ctx.const(table.reshape(-1), "int64"),
+                                             axis=2), [*lead, len(windows), k]))
+    values = _op.reshape(_op.max(gathered, [3]), [*lead, *size])
+    best = _op.add(_op.argmax(gathered, 3),
+                   ctx.const(np.arange(len(windows), dtype="int64") * k, "int64"))
+    index = _op.take(ctx.const(table.reshape(-1), "int64"), best, axis=0)
+    return values, _op.reshape(index, [*lead, *size])
 
 
 for _n in (1, 2, 3):
@@ -267,15 +300,20 @@ def _batch_norm_no_training(ctx: NodeContext) -> Any:
     return [out, *_stat_outputs(ctx, [mean, rstd])]
 
 
-@converter("aten.native_batch_norm.default", "aten._native_batch_norm_legit.default")
+@converter("aten.native_batch_norm.default", "aten._native_batch_norm_legit.default",
+           "aten._native_batch_norm_legit_functional.default")
 def _native_batch_norm(ctx: NodeContext) -> Any:
-    """(input, weight, bias, running_mean, running_var, training, momentum, eps)."""
+    """(input, weight, bias, running_mean, running_var, training, momentum, eps); the
+    functional form also returns the (unchanged, at inference) running statistics."""
     _check_inference(ctx, ctx.arg(5, "training"))
     x = _float_input(ctx)
     eps = float(ctx.arg(7, "eps", 1e-5))
     out, mean, var = _batch_norm_eval(ctx, x, 1, 2, 3, 4, eps)
     rstd = _op.rsqrt(_op.add(var, ctx.const(eps, ctx.dtype(x))))
-    return [out, *_stat_outputs(ctx, [mean, rstd])]
+    outs = [out, *_stat_outputs(ctx, [mean, rstd])]
+    if ctx.op.endswith("_functional.default"):
+        outs += [ctx.tensor(3, "running_mean"), ctx.tensor(4, "running_var")]
+    return outs
 
 
 @converter("aten._native_batch_norm_legit.no_stats")
@@ -507,8 +545,8 @@ def _resize(name: str, vec: bool) -> Any:
             scales = scales * nsp
         in_sizes = ctx.shape(x)[2:]
         out_sizes = ctx.out_shape()[2:]
-        if not align:
-            _check_scales(ctx, in_sizes, out_sizes, scales)
+        if not align and not _scales_match(ctx, in_sizes, out_sizes, scales):
+            return _resize_by_tables(ctx, x, method, in_sizes, out_sizes, scales)
         if method == "nearest_neighbor":
             mode, rounding = "asymmetric", "floor"
         else:
@@ -519,9 +557,9 @@ def _resize(name: str, vec: bool) -> Any:
     return convert
 
 
-def _check_scales(ctx: NodeContext, in_sizes: list, out_sizes: list, scales: list) -> None:
-    """torch samples at ``dst / scale`` when a scale factor is given; Relax resizes by
-    ``in / out``, so the two must agree."""
+def _scales_match(ctx: NodeContext, in_sizes: list, out_sizes: list, scales: list) -> bool:
+    """Whether every given scale factor is exactly ``out / in``: torch samples at
+    ``dst / scale`` when a scale factor is given, Relax's resize by ``in / out``."""
     for i, s in enumerate(scales):
         if s is None or s <= 0:
             continue
@@ -530,10 +568,68 @@ def _check_scales(ctx: NodeContext, in_sizes: list, out_sizes: list, scales: lis
             raise ctx.unsupported(f"scale factor {s} on a symbolic size (pass the output size "
                                   "instead)")
         if abs(1.0 / s - n / m) > 1e-9 * max(1.0, n / m):
-            raise ctx.unsupported(
-                f"scale factor {s} resizes {n} to {m}, not by exactly {s}; torch samples at "
-                "dst / scale, which Relax's resize does not express: pass the output size or "
-                "recompute_scale_factor=True")
+            return False
+    return True
+
+
+def _source_positions(n: int, m: int, scale: Optional[float], cubic: bool) -> Any:
+    """torch's half-pixel source coordinate of each of ``m`` outputs (float32, as its CPU
+    kernels compute it); ``scale``: the given scale factor (None: ``m / n``)."""
+    import numpy as np
+
+    ratio = np.float32(1.0 / scale if scale else n / m)
+    src = ratio * (np.arange(m, dtype=np.float32) + np.float32(0.5)) - np.float32(0.5)
+    return src if cubic else np.maximum(src, np.float32(0))
+
+
+def _cubic_weights(t: Any) -> list[Any]:
+    a = -0.75
+
+    def near(v: Any) -> Any:  # |v| <= 1
+        return ((a + 2) * v - (a + 3)) * v * v + 1
+
+    def far(v: Any) -> Any:  # 1 < |v| < 2
+        return ((a * v - 5 * a) * v + 8 * a) * v - 4 * a
+
+    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+
+
+def _resize_by_tables(ctx: NodeContext, x: Any, method: str, in_sizes: list, out_sizes: list,
+                      scales: list) -> Any:
+    """Resize for a scale factor that is not ``out / in``: per spatial axis, a gather
+    (nearest) or a matmul with torch's interpolation weights (linear, cubic)."""
+    import numpy as np
+
+    ndim = ctx.ndim(x)
+    for i, (n, m) in enumerate(zip(in_sizes, out_sizes)):
+        if not (isinstance(n, int) and isinstance(m, int)):
+            raise ctx.unsupported("a scale factor other than out / in on a symbolic size")
+        axis = 2 + i
+        scale = scales[i] if scales[i] and scales[i] > 0 else None
+        if method == "nearest_neighbor":
+            ratio = np.float32(1.0 / scale if scale else n / m)
+            idx = np.minimum(np.floor(np.arange(m, dtype=np.float32) * ratio), n - 1)
+            x = _op.take(x, ctx.const(idx.astype("int64"), "int64"), axis=axis)
+            continue
+        weights = np.zeros((n, m), dtype="float64")
+        cols = np.arange(m)
+        if method == "linear":
+            src = _source_positions(n, m, scale, False).astype("float64")
+            i0 = np.minimum(np.floor(src), n - 1).astype("int64")
+            lam = np.clip(src - i0, 0, 1)
+            i1 = np.where(i0 < n - 1, i0 + 1, i0)
+            np.add.at(weights, (i0, cols), 1 - lam)
+            np.add.at(weights, (i1, cols), lam)
+        else:
+            src = _source_positions(n, m, scale, True).astype("float64")
+            base = np.floor(src).astype("int64")
+            for k, w in enumerate(_cubic_weights(src - base)):
+                np.add.at(weights, (np.clip(base - 1 + k, 0, n - 1), cols), w)
+        order = [a for a in range(ndim) if a != axis] + [axis]
+        back = [order.index(a) for a in range(ndim)]
+        moved = _op.matmul(_op.permute_dims(x, order), ctx.const(weights, ctx.dtype(x)))
+        x = ctx.emit(_op.permute_dims(moved, back))
+    return x
 
 
 for _name in _RESIZE:
