@@ -233,8 +233,8 @@ class ExportedProgramImporter:
             upper = getattr(rng, "upper", None)
             try:
                 value = int(upper)
-            except (TypeError, ValueError, OverflowError):
-                continue  # unbounded (int_oo)
+            except (TypeError, ValueError, OverflowError, AttributeError):
+                continue  # unbounded (int_oo; sympy's oo raises AttributeError)
             if value < 2 ** 62 and name in self.sym_vars:
                 bounds[name] = value
         return bounds
