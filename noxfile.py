@@ -100,7 +100,9 @@ def _all_dists_install(session: nox.Session) -> None:
 TEST_TOOLS = ["pytest", "hypothesis", "pytest-xdist", "onnx>=1.14", "onnxruntime",
               "nvidia-cuda-nvrtc",  # NVRTC compiles CUDA to PTX without a GPU
               # tvm-meta-schedule's extras: the XGBoost cost model, Ray builders/runners
-              "xgboost-cpu==3.2.0", "ray==2.60.0"]
+              "xgboost-cpu==3.2.0", "ray==2.60.0",
+              # torch.testing._internal (OpInfo samples, tests/torch) imports it
+              "expecttest"]
 #: torch for the DLPack interop tests: pinned (an unpinned torch pulls a CUDA build of
 #: several GB); a local wheel directory in PIP_FIND_LINKS is searched first
 TORCH = "torch==2.13.0"
@@ -182,6 +184,19 @@ def onnx_node_suite(session: nox.Session) -> None:
     _all_dists_install(session)
     session.install("onnx>=1.14", "onnxruntime")
     session.run("python", str(ROOT / "tests" / "onnx" / "node_suite.py"), *session.posargs)
+
+
+@nox.session
+def torch_opinfo(session: nox.Session) -> None:
+    """PyTorch's OpInfo entries (float32 samples) through torch.export -> from_exported_program
+    -> relax.build(llvm) -> VM, compared with eager; writes tests/torch/results/opinfo.{json,md}
+    (per-entry status, pass rate over exportable entries).  Not in the default sessions: it
+    takes tens of minutes on 2 cores."""
+    _all_dists_install(session)
+    links = [a for d in os.environ.get("PIP_FIND_LINKS", "").split() if Path(d).is_dir()
+             for a in ("--find-links", d)]
+    session.install(*links, TORCH, "expecttest")  # torch.testing._internal imports it
+    session.run("python", str(ROOT / "tests" / "torch" / "opinfo.py"), *session.posargs)
 
 
 @nox.session

@@ -73,7 +73,8 @@ class _Input:
 
     ``kind`` is ``"tensor"`` (``dtype``, ``dims``: ints for static sizes, symbol names for
     symbolic ones, None for a size that is an expression of symbols), ``"size"`` (a SymInt
-    read from tensor ``source = (k, d)``: dimension d of the k-th tensor input) or ``"baked"``
+    read from tensor ``source = (k, d)``: dimension d of the k-th tensor input), ``"scalar"``
+    (a 0-d tensor read only with ``.item()``, fixed per build by its value) or ``"baked"``
     (any other value, fixed per build).
     """
 
@@ -119,7 +120,11 @@ def _describe_inputs(gm: Any, example_inputs: Sequence[Any]) -> list[_Input]:
     n_tensors = 0
     for node, example in zip(placeholders, example_inputs):
         val = node.meta.get("example_value", example)
-        if isinstance(example, torch.Tensor):
+        if isinstance(example, torch.Tensor) and _only_item(node, example):
+            # a Python float dynamo passes as a 0-d tensor and reads back with .item():
+            # baked (a build per value) -- traced, .item() would be a data-dependent value
+            specs.append(_Input("scalar", str(example.dtype)))
+        elif isinstance(example, torch.Tensor):
             dims = []
             for d, size in enumerate(val.shape if isinstance(val, torch.Tensor)
                                      else example.shape):
@@ -141,6 +146,24 @@ def _describe_inputs(gm: Any, example_inputs: Sequence[Any]) -> list[_Input]:
         else:
             out.append(spec)
     return out
+
+
+def _only_item(node: Any, example: Any) -> bool:
+    users = list(node.users)
+    return example.dim() == 0 and bool(users) and all(
+        u.op == "call_method" and u.target == "item" for u in users)
+
+
+class _ItemOnly:
+    """Stands for a 0-d tensor the graph only reads with ``.item()``: a baked value."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def item(self) -> Any:
+        return self.value
 
 
 def _graph_digest(gm: Any) -> str:
@@ -220,7 +243,7 @@ class CompiledGraph:
         self.device = Device(self.target.device_type, 0)
         self.specs = _describe_inputs(gm, example_inputs)
         self.tensor_pos = [i for i, s in enumerate(self.specs) if s.kind == "tensor"]
-        self.baked_pos = [i for i, s in enumerate(self.specs) if s.kind == "baked"]
+        self.baked_pos = [i for i, s in enumerate(self.specs) if s.kind in ("baked", "scalar")]
         self.digest = _graph_digest(gm)
         self._plan_outputs()
         #: (tensor input, dim) pairs dynamo made symbolic but torch.export specialized
@@ -266,9 +289,12 @@ class CompiledGraph:
         return x
 
     def _variant(self, args: Sequence[Any]) -> tuple:
-        baked = tuple((i, _hashable(args[i])) for i in self.baked_pos)
+        baked = tuple((i, _hashable(self._baked_value(i, args[i]))) for i in self.baked_pos)
         sizes = tuple(int(args[self.tensor_pos[t]].shape[d]) for t, d in self.specialized)
         return baked + sizes
+
+    def _baked_value(self, i: int, value: Any) -> Any:
+        return value.item() if self.specs[i].kind == "scalar" else value
 
     def _build(self, args: Sequence[Any], variant: tuple, first: bool = False) -> Any:
         key = (self.digest, tuple(self.specs), variant, _options_key(self.options))
@@ -293,7 +319,8 @@ class CompiledGraph:
         from .importer import decomposition_table, from_exported_program
 
         tensors = [args[i].detach().contiguous() for i in self.tensor_pos]
-        baked = {i: args[i] for i in self.baked_pos}
+        baked = {i: _ItemOnly(self._baked_value(i, args[i])) if self.specs[i].kind == "scalar"
+                 else args[i] for i in self.baked_pos}
         module = _wrapper(self.gm, self.specs, baked, self.slots)
         dynamic = tuple(
             {d: torch.export.Dim.AUTO for d, size in enumerate(self.specs[i].dims)
