@@ -187,6 +187,19 @@ def onnx_node_suite(session: nox.Session) -> None:
 
 
 @nox.session
+def torch_opinfo(session: nox.Session) -> None:
+    """PyTorch's OpInfo entries (float32 samples) through torch.export -> from_exported_program
+    -> relax.build(llvm) -> VM, compared with eager; writes tests/torch/results/opinfo.{json,md}
+    (per-entry status, pass rate over exportable entries).  Not in the default sessions: it
+    takes tens of minutes on 2 cores."""
+    _all_dists_install(session)
+    links = [a for d in os.environ.get("PIP_FIND_LINKS", "").split() if Path(d).is_dir()
+             for a in ("--find-links", d)]
+    session.install(*links, TORCH, "expecttest==0.3.0")  # torch.testing._internal imports it
+    session.run("python", str(ROOT / "tests" / "torch" / "opinfo.py"), *session.posargs)
+
+
+@nox.session
 def demo(session: nox.Session) -> None:
     """The main job: compile and run the bundled example, printing every stage."""
     _all_dists_install(session)
