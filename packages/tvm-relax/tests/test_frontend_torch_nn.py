@@ -56,9 +56,24 @@ def test_max_pool_indices_only_when_read():
     assert "max_pool_with_indices" in both
 
 
-def test_lstm_imports_unrolled_without_decomposition():
-    text = _imported(nn.LSTM(3, 4, batch_first=True), torch.randn(2, 5, 3),
-                     (torch.zeros(1, 2, 4), torch.zeros(1, 2, 4)))
+def test_lstm_imports_as_one_recurrence_per_layer_and_direction():
+    text = _imported(nn.LSTM(3, 4, num_layers=2, bidirectional=True, batch_first=True),
+                     torch.randn(2, 5, 3), (torch.zeros(4, 2, 4), torch.zeros(4, 2, 4)))
+    assert text.count("R.nn.recurrence(") == 2 * 2
+    assert text.count("reverse=True") == 2
+    assert "R.sigmoid(" not in text  # not decomposed, not unrolled
+
+
+def test_gru_imports_as_recurrence_with_reset_after_the_recurrent_bias():
+    text = _imported(nn.GRU(3, 4, batch_first=True), torch.randn(2, 5, 3), torch.zeros(1, 2, 4))
+    assert text.count("R.nn.recurrence(") == 1
+    assert "linear_before_reset=True" in text
+
+
+def test_lstm_with_projections_is_unrolled():
+    text = _imported(nn.LSTM(3, 4, proj_size=2, batch_first=True), torch.randn(2, 5, 3),
+                     (torch.zeros(1, 2, 2), torch.zeros(1, 2, 4)))
+    assert "R.nn.recurrence(" not in text
     assert text.count("R.sigmoid(") == 3 * 5  # i, f, o gates per step
 
 

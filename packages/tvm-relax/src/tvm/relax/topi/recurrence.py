@@ -96,7 +96,6 @@ def recurrence_func(
     acc_dt = "float32" if dtype in ("float16", "bfloat16") else dtype
     g = fb.local((width,), acc_dt, "gates")
     tmp = fb.local((hidden,), acc_dt, "rh")
-    acc = fb.scalar(acc_dt, "acc")
     f_act = acts[0]
 
     def clipped(v: PrimExpr) -> PrimExpr:
@@ -108,14 +107,22 @@ def recurrence_func(
     def ld(buf: Any, idx: Sequence[Any]) -> PrimExpr:
         return cast(buf[tuple(idx)], acc_dt)
 
+    hj = fb.scalar(acc_dt, "hj")
+
     def matvec(b: Var, t: Var, lo: PrimExpr, hi: PrimExpr, vec: Callable[[Var], PrimExpr],
                into: Callable[[Var, PrimExpr], Any]) -> Any:
-        """into(k, xw[t, b, k] + sum_j vec(j) * rt[j, k]) for k in [lo, hi)."""
-        k, j = Var("k", "int64"), Var("j", "int64")
-        body = seq(acc.set(ld(xw, (t, b, k))),
-                   For(j, i64(0), hidden, body=acc.set(acc.value + vec(j) * ld(rt, (j, k)))),
-                   into(k, acc.value))
-        return For(k, lo, hi, body=body)
+        """into(k, xw[t, b, k] + sum_j vec(j) * rt[j, k]) for k in [lo, hi).
+
+        The gates accumulate in ``g`` with ``k`` innermost: a contiguous row of ``rt`` per
+        ``j``, which LLVM's loop vectorizer turns into vector multiply-adds."""
+        k, j, k2, k3 = (Var(n, "int64") for n in ("k", "j", "k", "k"))
+        n = hi - lo
+        return seq(
+            For(k, lo, n, body=BufferStore(g, ld(xw, (t, b, k)), (k,))),
+            For(j, i64(0), hidden, body=seq(
+                hj.set(vec(j)),
+                For(k2, lo, n, body=BufferStore(g, g[k2] + hj.value * ld(rt, (j, k2)), (k2,))))),
+            For(k3, lo, n, body=into(k3, g[k3])))
 
     def step(b: Var, t: Var) -> Any:
         j = Var("j", "int64")
