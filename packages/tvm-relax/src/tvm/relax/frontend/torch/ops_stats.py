@@ -391,19 +391,14 @@ def _bin_of(ctx: NodeContext, col: Any, lo: Any, hi: Any, edges: Any, bins: Opti
         safe = _op.where(inside, scaled, ctx.const(0, dtype))
         pos = bound(ctx, ctx.astype(_op.trunc(safe), "int64"))
         last = bins
-        if method == "local":
-            lo_i = bound(ctx, _op.maximum(_op.subtract(pos, ctx.const(1, "int64")),
-                                          ctx.const(0, "int64")))
+        if method == "local":  # upper_bound among edges[pos-1 : pos+2], minus one
+            lo_i = _op.maximum(_op.subtract(pos, ctx.const(1, "int64")), ctx.const(0, "int64"))
             hi_i = _op.minimum(_op.add(pos, ctx.const(2, "int64")), ctx.const(bins + 1, "int64"))
-            hi_i = bound(ctx, hi_i)
-            total: Any = lo_i
-            for t in range(3):
-                at = bound(ctx, _op.add(lo_i, ctx.const(t, "int64")))
-                within = _op.less(at, hi_i)
-                edge = _op.take(edges, _op.minimum(at, ctx.const(bins, "int64")), 0)
-                ok = _op.logical_and(within, _op.less_equal(edge, col))
-                total = _op.add(total, ctx.astype(ok, "int64"))
-            pos = _op.subtract(total, ctx.const(1, "int64"))
+            # the edges are sorted: the window's upper_bound is the global one clamped to it
+            le = _op.less_equal(_op.expand_dims(edges, 0), _op.expand_dims(col, -1))
+            upper = _op.sum(ctx.astype(le, "int64"), [1], False)
+            pos = _op.subtract(_op.minimum(_op.maximum(upper, lo_i), hi_i),
+                               ctx.const(1, "int64"))
     pos = bound(ctx, pos)
     pos = _op.where(_op.equal(pos, ctx.const(last, "int64")), _op.subtract(
         pos, ctx.const(1, "int64")), pos)
@@ -614,7 +609,6 @@ def _segment_reduce(ctx: NodeContext) -> Any:
         raise ctx.error("segment_reduce needs lengths or offsets")
     if last != axis:
         raise ctx.error(f"axis {axis} must be the last dimension of lengths/offsets ({last})")
-    seg = ctx.shape(counts)[-1]
     n = ctx.shape(data)[axis]
     rest = ndim - axis - 1
     # inside[..., s, j]: element j of data's axis belongs to segment s
