@@ -129,3 +129,12 @@ def test_segment_reduce(reduce, initial):
         torch.segment_reduce(g, reduce, lengths=gl, axis=1, initial=initial),
         torch.segment_reduce(g.T, reduce, lengths=ln[:2] + 2, axis=0, initial=initial))),
         [data, lengths, offsets, grid, glen])
+
+
+def test_symbolic_length():
+    from torch.export import Dim
+
+    n = Dim("n", min=2, max=64)
+    check(Fn(lambda t: (*torch.median(t, 1), torch.nanmedian(t), *torch.cummax(t, 1),
+                        *torch.mode(t, 1))),
+          [torch.randn(3, 7)], dynamic_shapes=(({1: n},),), more_args=[[torch.randn(3, 12)]])
