@@ -73,7 +73,7 @@ def _coords(ctx: NodeContext, x: Any) -> Any:
     """``relax.nonzero(x)`` bound to ``(ndim, k)`` with a fresh ``k``: the coordinates of
     the non-zero elements, one column each, in row-major order."""
     ndim = ctx.ndim(x)
-    return bind_shape(ctx, nonzero(x), [ndim, _fresh("num_nonzero")], "int64")
+    return bind_shape(ctx, nonzero(x), [ndim, _fresh("nnz")], "int64")
 
 
 def _count(sinfo_value: Any, axis: int) -> Any:
