@@ -85,9 +85,9 @@ def test_unique_flat(is_sorted):
     check(fn, [INTS], more_args=[[torch.zeros(3, 3, dtype=torch.int64)]])
 
 
-def test_unique_floats_and_empty():
-    fn = Fn(lambda x: torch.unique(x, return_inverse=True))
-    check(fn, [torch.tensor([2.5, -0.0, 0.0, -1.0, 2.5])])
+def test_unique_floats_nan_distinct_and_empty():
+    fn = Fn(lambda x: torch.unique(x, return_inverse=True, return_counts=True))
+    check(fn, [torch.tensor([2.5, -0.0, NAN, 0.0, -1.0, NAN, 2.5])])
     check(fn, [torch.zeros(0, 3)])
 
 

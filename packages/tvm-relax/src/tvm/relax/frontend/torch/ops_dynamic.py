@@ -131,10 +131,9 @@ def _unique_outputs(ctx: NodeContext, x: Any, axis: Optional[int], inverse: bool
     for is the empty tensor torch returns in its place.
 
     The values are always sorted: torch leaves the order unspecified for ``sorted=False``
-    (its CPU kernel sorts too).  torch treats every NaN as distinct, ``relax.unique`` as
-    equal (numpy's ``equal_nan``): a floating input with NaN differs there.
+    (its CPU kernel sorts too).  Every NaN is a value of its own, as in torch.
     """
-    parts = ctx.emit(unique(x, True, False, True, True, axis))  # values, inverse, counts
+    parts = ctx.emit(unique(x, True, False, True, True, axis, equal_nan=False))
     values = bind_torch_shape(ctx, TupleGetItem(parts, 0), 0)
     out = [values]
     for k, wanted in ((1, inverse), (2, counts)):
