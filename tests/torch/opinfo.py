@@ -16,7 +16,8 @@ Sample statuses: ``passed``; ``not_exportable`` (torch.export failed, or no tens
 every exportable sample passes, ``failed`` when one fails, ``unsupported`` when none fails
 but one is unsupported, ``not_exportable`` when no sample exports.  The pass rate counts
 entries with at least one exportable sample.  Ops whose eager result differs between two
-runs on the same inputs (random ops) are compared by shape and dtype only.  An entry's
+runs on the same inputs (random ops), and outputs torch leaves uninitialised (an
+``empty*`` op's result), are compared by shape and dtype only.  An entry's
 samples stop at the first that fails or is unsupported (the entry cannot pass any more).
 """
 
@@ -125,6 +126,7 @@ def run_sample(op: Any, sample: Any) -> dict[str, Any]:
         except Exception as err:  # noqa: BLE001
             return {"status": "not_exportable", "stage": "export",
                     "reason": f"{type(err).__name__}: {_first_line(err)}"}
+    unspecified = _uninitialised_outputs(ep)
     try:
         mod = from_exported_program(ep)
     except OpNotSupported as err:
@@ -147,11 +149,32 @@ def run_sample(op: Any, sample: Any) -> dict[str, Any]:
                 "reason": f"{type(err).__name__}: {_first_line(err)}"}
     random = any(a.shape != b.shape or not torch.equal(a, b) and not _same_nan(a, b)
                  for a, b in zip(want1, want2))
-    diff = compare(got, [_to_numpy(w) for w in want1], values=not random)
+    values = [not random and i not in unspecified for i in range(len(want1))]
+    diff = compare(got, [_to_numpy(w) for w in want1], values=values)
     if diff is not None:
         return {"status": "failed", "stage": "compare", "reason": diff}
     return {"status": "passed", **({"note": "random op: shape and dtype compared"}
                                    if random else {})}
+
+
+# ATen ops whose result's values are unspecified (uninitialised memory)
+_UNINITIALISED = ("aten.empty.", "aten.empty_like.", "aten.empty_strided.",
+                  "aten.empty_permuted.", "aten.new_empty.", "aten.new_empty_strided.")
+
+
+def _uninitialised_outputs(ep: Any) -> set[int]:
+    """Positions of the user outputs that an ``empty*`` op produces: their values are
+    unspecified, so only their shape and dtype can be compared."""
+    from tvm.relax.frontend.torch.common import op_name
+
+    out_node = next(n for n in ep.graph.nodes if n.op == "output")
+    results = out_node.args[0]
+    results = list(results) if isinstance(results, (list, tuple)) else [results]
+    kinds = [spec.kind.name for spec in ep.graph_signature.output_specs]
+    user = [r for r, kind in zip(results, kinds) if kind == "USER_OUTPUT"]
+    return {i for i, node in enumerate(user)
+            if getattr(node, "op", None) == "call_function"
+            and op_name(node.target).startswith(_UNINITIALISED)}
 
 
 def _same_nan(a: Any, b: Any) -> bool:
@@ -163,17 +186,19 @@ def _same_nan(a: Any, b: Any) -> bool:
                 and torch.equal(a.isnan(), b.isnan()))
 
 
-def compare(got: list[np.ndarray], want: list[np.ndarray], values: bool = True
-            ) -> Optional[str]:
-    """None if the outputs match (allclose, NaN equal to NaN); otherwise what differs."""
+def compare(got: list[np.ndarray], want: list[np.ndarray],
+            values: "bool | list[bool]" = True) -> Optional[str]:
+    """None if the outputs match (allclose, NaN equal to NaN); otherwise what differs.
+    ``values`` False (for all outputs, or per output) compares shape and dtype only."""
     if len(got) != len(want):
         return f"{len(got)} output(s), expected {len(want)}"
+    check = values if isinstance(values, list) else [values] * len(want)
     for i, (g, w) in enumerate(zip(got, want)):
         if g.shape != w.shape:
             return f"output {i}: shape {g.shape}, expected {w.shape}"
         if g.dtype != w.dtype:
             return f"output {i}: dtype {g.dtype}, expected {w.dtype}"
-        if not values:
+        if not check[i]:
             continue
         if w.dtype.kind in "fc" or str(w.dtype) == "bfloat16":
             bad = ~np.isclose(g.astype(np.float64), w.astype(np.float64), rtol=RTOL,
@@ -181,7 +206,7 @@ def compare(got: list[np.ndarray], want: list[np.ndarray], values: bool = True
         else:
             bad = g != w
         if np.any(bad):
-            idx = tuple(int(v[0]) for v in np.nonzero(bad))
+            idx = tuple(int(v) for v in np.argwhere(bad)[0])  # () for a 0-d output
             return (f"output {i}: {int(np.sum(bad))} of {w.size} value(s) differ (e.g. at "
                     f"{idx}: got {g[idx]!r}, expected {w[idx]!r})")
     return None

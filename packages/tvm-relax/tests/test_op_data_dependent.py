@@ -109,6 +109,36 @@ def test_nonzero(shape, dtype):
         assert got.dtype == np.int64 and got.shape[0] == len(shape)
 
 
+@requires_llvm
+def test_two_nonzeros_of_like_inputs_count_each():
+    """Identical calls share a lowering, except one that binds a run-time size of its own:
+    each nonzero counts its input."""
+    x, y = tensor([2, 3], name="x"), tensor([2, 3], name="y")
+    run = compiled(lambda a, b: relax.Tuple([op.nonzero(a), op.nonzero(b)]), [x, y])
+    a = np.array([[1, 0, 2], [0, 0, 3]], "float32")
+    for b in (np.zeros((2, 3), "float32"), np.ones((2, 3), "float32")):
+        got = run(a, b)
+        np.testing.assert_array_equal(got[0], np.array(np.nonzero(a), "int64"))
+        np.testing.assert_array_equal(got[1], np.array(np.nonzero(b), "int64"))
+
+
+@requires_llvm
+@pytest.mark.parametrize("equal_nan", [True, False])
+def test_unique_nan_one_group_or_each_apart(equal_nan):
+    nan = np.nan
+    data = np.array([2.0, nan, 1.0, nan, 2.0], "float32")
+    run = compiled(lambda x: op.unique(x, True, False, True, True, equal_nan=equal_nan),
+                   [tensor([5])])
+    values, inverse, counts = run(data)
+    if equal_nan:
+        want = ([1.0, 2.0, nan], [1, 2, 0, 2, 1], [1, 2, 2])
+    else:  # NaNs keep their input order
+        want = ([1.0, 2.0, nan, nan], [1, 2, 0, 3, 1], [1, 2, 1, 1])
+    np.testing.assert_array_equal(values, np.array(want[0], "float32"))
+    np.testing.assert_array_equal(inverse, want[1])
+    np.testing.assert_array_equal(counts, want[2])
+
+
 def unique_reference(x, is_sorted, axis):
     """ONNX Unique with numpy: (values, first indices, inverse, counts)."""
     flat = x.reshape(-1) if axis is None else x

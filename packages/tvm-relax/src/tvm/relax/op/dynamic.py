@@ -161,13 +161,15 @@ def bind_count(bb: Any, count: Expr, name: str) -> TirVar:
 class UniqueAttrs(Attrs):
     """``sorted``: ascending unique values (else in order of first occurrence); ``axis``:
     unique slices along it (None: unique elements of the flattened input); the
-    ``return_*`` flags add outputs."""
+    ``return_*`` flags add outputs; ``equal_nan``: NaNs form one group (numpy, ONNX), else
+    each NaN is unique (torch)."""
 
     sorted: bool = True
     return_index: bool = False
     return_inverse: bool = False
     return_counts: bool = False
     axis: Optional[int] = None
+    equal_nan: bool = True
 
 
 @register_op("relax.unique", inputs=("x",), attrs=UniqueAttrs, op_pattern="opaque",
@@ -175,16 +177,18 @@ class UniqueAttrs(Attrs):
 def unique(
     x: Expr, sorted: bool = True, return_index: bool = False,  # noqa: A002 - numpy's name
     return_inverse: bool = False, return_counts: bool = False, axis: Optional[int] = None,
+    equal_nan: bool = True,
 ) -> Call:
     """ONNX Unique / numpy ``unique``: the unique elements of ``x`` (flattened, or the
     unique slices along ``axis``), ascending if ``sorted`` else in order of first
     occurrence.  With any ``return_*`` flag the result is a tuple: (values[, first indices]
     [, inverse indices][, counts]), indices int64.  ONNX's four outputs are
-    ``unique(x, sorted, True, True, True, axis)``."""
+    ``unique(x, sorted, True, True, True, axis)``.  NaNs are equal to each other unless
+    ``equal_nan`` is False (torch ``unique``: every NaN is a value of its own)."""
     return make_call("relax.unique", [x], UniqueAttrs(
         sorted=bool(sorted), return_index=bool(return_index),
         return_inverse=bool(return_inverse), return_counts=bool(return_counts),
-        axis=None if axis is None else int(axis)))
+        axis=None if axis is None else int(axis), equal_nan=bool(equal_nan)))
 
 
 def _unique_parts(call: Call, x: TensorStructInfo, count: Any) -> list[StructInfo]:
@@ -244,7 +248,7 @@ def _legalize_unique(bb: Any, call: Call) -> Expr:
     m = prod(values) if axis is None else values[axis]
     vec = TensorStructInfo([m], "int64", vdevice=x.vdevice)
     padded = TensorStructInfo([m] if axis is None else values, x.dtype, vdevice=x.vdevice)
-    func = data_dependent.unique_func(values, x.dtype, axis, a.sorted)
+    func = data_dependent.unique_func(values, x.dtype, axis, a.sorted, a.equal_nan)
     raw = bb.emit(prim_func_call(bb, call, func, [call.args[0]], [
         padded, vec, vec, vec, TensorStructInfo([1], "int64", vdevice=x.vdevice)]))
     k = bind_count(bb, bb.emit(TupleGetItem(raw, 4)), "num_unique")

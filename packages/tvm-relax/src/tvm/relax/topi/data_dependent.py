@@ -111,12 +111,14 @@ def nonzero_func(shape: Sequence[Any], dtype: str) -> PrimFunc:
 
 
 # -- unique ------------------------------------------------------------------------------------
-def unique_func(shape: Sequence[Any], dtype: str, axis: Optional[int], is_sorted: bool) -> PrimFunc:
+def unique_func(shape: Sequence[Any], dtype: str, axis: Optional[int], is_sorted: bool,
+                equal_nan: bool = True) -> PrimFunc:
     """PrimFunc ``(x, values, first, inverse, counts, num)`` of ONNX Unique.
 
     The input is seen as ``m`` rows: its elements (``axis`` None) or its slices along
     ``axis``, each of ``r`` elements in row-major order.  The rows are stably sorted
-    (lexicographically, NaN last and equal to NaN), equal neighbours form groups, and the
+    (lexicographically, NaN last), equal neighbours form groups (NaN equal to NaN when
+    ``equal_nan``, else every NaN apart), and the
     groups are numbered in sorted order or, when not ``is_sorted``, in order of first
     occurrence.  ``values`` (``x``'s shape with ``m`` slices along ``axis``, or (m,)),
     ``first`` and ``counts`` (m,) hold the group results in their first ``num[0]`` slots;
@@ -165,7 +167,8 @@ def unique_func(shape: Sequence[Any], dtype: str, axis: Optional[int], is_sorted
     g = ngroups.value - 1
     scan = seq(
         same.set(cast(0, "int8")),
-        IfThenElse(LT(i64(0), p), _rows_equal(fb, rows, r, flat, row, prev, same)),
+        IfThenElse(LT(i64(0), p), _rows_equal(fb, rows, r, flat, row, prev, same,
+                                              equal_to if equal_nan else EQ)),
         IfThenElse(EQ(same.value, cast(0, "int8")), new_group),
         BufferStore(group, g, (row,)),
         BufferStore(size, size[g] + 1, (g,)),
@@ -228,24 +231,27 @@ def _row_less(fb: FuncBuilder, rows: Any, r: PrimExpr, flat: bool) -> Comparator
     return less
 
 
-def _first_difference(t: Scalar, go: Scalar, r: PrimExpr, at: PrimExpr, bt: PrimExpr) -> Stmt:
+def _first_difference(t: Scalar, go: Scalar, r: PrimExpr, at: PrimExpr, bt: PrimExpr,
+                      equal: Callable[[PrimExpr, PrimExpr], PrimExpr] = equal_to) -> Stmt:
     """``t`` <- the first element position where two rows differ (``r`` if none)."""
     return seq(
         t.set(i64(0)), go.set(cast(LT(i64(0), r), "int8")),
         While(NE(go.value, cast(0, "int8")), IfThenElse(
-            equal_to(at, bt),
+            equal(at, bt),
             seq(t.set(t.value + 1), go.set(cast(LT(t.value, r), "int8"))),
             go.set(cast(0, "int8")))))
 
 
 def _rows_equal(fb: FuncBuilder, rows: Any, r: PrimExpr, flat: bool, a: PrimExpr,
-                b: PrimExpr, out: Scalar) -> Stmt:
-    """``out`` <- 1 when rows ``a`` and ``b`` are equal."""
+                b: PrimExpr, out: Scalar,
+                equal: Callable[[PrimExpr, PrimExpr], PrimExpr] = equal_to) -> Stmt:
+    """``out`` <- 1 when rows ``a`` and ``b`` are equal (elements compared by ``equal``)."""
     if flat:
-        return out.set(cast(equal_to(rows[a], rows[b]), "int8"))
+        return out.set(cast(equal(rows[a], rows[b]), "int8"))
     t, go = fb.scalar("int64", "eq_t"), fb.scalar("int8", "eq_go")
     at, bt = rows[a * r + t.value], rows[b * r + t.value]
-    return seq(_first_difference(t, go, r, at, bt), out.set(cast(EQ(t.value, r), "int8")))
+    return seq(_first_difference(t, go, r, at, bt, equal),
+               out.set(cast(EQ(t.value, r), "int8")))
 
 
 # -- crop --------------------------------------------------------------------------------------

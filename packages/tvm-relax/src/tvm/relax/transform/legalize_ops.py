@@ -146,7 +146,8 @@ class _Legalizer(ExprMutator):
         out = self._keep_struct_info(out, call.struct_info)
         if depth < _MAX_DEPTH:
             out = self._legalize_tree(out, depth + 1)
-        if key is not None and _rebind(out, call.args, call.args) is not None:
+        if key is not None and _rebind(out, call.args, call.args) is not None and \
+                not _new_symbols(out, call):
             self._lowered[key] = (call.args, out)
         return out
 
@@ -181,6 +182,20 @@ class _Legalizer(ExprMutator):
         if not _same_shapes(new, old, self.builder_.analyzer):
             return out
         return Call(out.op, out.args, out.attrs, [old], span=out.span)
+
+
+def _new_symbols(out: Expr, call: Call) -> bool:
+    """Whether the lowered ``out`` mentions shape variables that neither the call's
+    arguments nor its result know: sizes its lowering computed and bound at run time
+    (``nonzero``'s count), which an identical later call must compute again."""
+    from ..analysis.struct_info_analysis import tir_vars_in_struct_info
+
+    known: set[int] = set()
+    for sinfo in [call.struct_info] + [getattr(a, "struct_info_", None) for a in call.args]:
+        if sinfo is not None:
+            known.update(id(v) for v in tir_vars_in_struct_info(sinfo))
+    sinfo = getattr(out, "struct_info_", None)
+    return sinfo is not None and any(id(v) not in known for v in tir_vars_in_struct_info(sinfo))
 
 
 def _cache_key(call: Call) -> Optional[tuple]:

@@ -414,9 +414,7 @@ def _take(ctx: NodeContext) -> Any:
     return _op.take(flat, _normalize_index(ctx, index, _product(ctx.shape(x))), 0)
 
 
-@converter("aten.nonzero.default", "aten.masked_select.default", "aten._unique2.default",
-           "aten.unique_dim.default", "aten.unique_consecutive.default",
-           "aten.repeat_interleave.Tensor", "aten.argwhere.default")
+@converter("aten.repeat_interleave.Tensor")  # nonzero, unique ...: ops_dynamic
 def _data_dependent(ctx: NodeContext) -> Any:
     raise ctx.unsupported(
         "the output size depends on the tensor's values (data-dependent shape), which the "
