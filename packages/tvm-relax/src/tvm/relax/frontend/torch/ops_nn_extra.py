@@ -384,3 +384,234 @@ def _embedding_bag(ctx: NodeContext) -> Any:
         out = _op.divide(out, _op.reshape(_op.maximum(counts, ctx.const(1, dtype)), [nbags, 1]))
     out = _op.where(empty, ctx.const(0, dtype), out)
     return [out, None, None, None]
+
+
+# -- batch norm in training mode ----------------------------------------------------------------
+def batch_norm_train(ctx: NodeContext, x: Any, weight: int, bias: int, mean: Optional[int],
+                     var: Optional[int], momentum: float, eps: float) -> list[Any]:
+    """Batch norm with batch statistics: ``[out, save_mean, save_rstd, new_running_mean,
+    new_running_var]`` (the last two None without running statistics); the running
+    statistics move by ``momentum`` towards the batch mean and the unbiased batch variance.
+    """
+    if ctx.ndim(x) < 2:
+        raise ctx.error(f"batch norm needs an (N, C, ...) input, got rank {ctx.ndim(x)}")
+    dtype = ctx.dtype(x)
+    shape = ctx.shape(x)
+    c = shape[1]
+    axes = [0] + list(range(2, len(shape)))
+    count = 1
+    for a in axes:
+        count = count * shape[a]
+    view = [1, c] + [1] * (len(shape) - 2)
+    bmean = _op.mean(x, axes, True)
+    bvar = _op.variance(x, axes, True)
+    rstd = _op.rsqrt(_op.add(bvar, ctx.const(eps, dtype)))
+    gamma = _op.reshape(_param(ctx, weight, "weight", [c], dtype, 1), view)
+    beta = _op.reshape(_param(ctx, bias, "bias", [c], dtype, 0), view)
+    out = _op.add(_op.multiply(_op.multiply(_op.subtract(x, bmean), rstd), gamma), beta)
+    save_mean, save_rstd = _op.reshape(bmean, [c]), _op.reshape(rstd, [c])
+    new_mean = new_var = None
+    if mean is not None and ctx.has(mean, "running_mean") and ctx.has(var, "running_var"):
+        if not isinstance(count, int):
+            raise ctx.unsupported("running statistics over a symbolic batch size")
+        rm = ctx.tensor(mean, "running_mean")
+        rv = ctx.tensor(var, "running_var")
+        sdt = ctx.dtype(rm)
+        keep, mom = ctx.const(1.0 - momentum, sdt), ctx.const(momentum, sdt)
+        unbiased = _op.multiply(_op.reshape(bvar, [c]),
+                                ctx.const(count / max(count - 1, 1) if count > 1 else math.nan,
+                                          dtype))
+        new_mean = _op.add(_op.multiply(rm, keep), _op.multiply(ctx.astype(save_mean, sdt), mom))
+        new_var = _op.add(_op.multiply(rv, keep), _op.multiply(ctx.astype(unbiased, sdt), mom))
+    return [out, save_mean, save_rstd, new_mean, new_var]
+
+
+def _stats_like(ctx: NodeContext, value: Any, index: int) -> Any:
+    """A saved-statistics output as torch's meta wants it (empty when torch returns none)."""
+    shape, dtype = ctx.out_shape(index), ctx.out_dtype(index)
+    if shape is not None and len(shape) == 1 and shape[0] == 0:
+        return _op.zeros([0], dtype)
+    return ctx.astype(value, dtype)
+
+
+@converter("aten._batch_norm_with_update_functional.default",
+           "aten._batch_norm_with_update.default")
+def _batch_norm_with_update(ctx: NodeContext) -> Any:
+    """(input, weight, bias, running_mean, running_var, momentum, eps) -> (out, save_mean,
+    save_rstd, reserve[, running_mean_out, running_var_out])."""
+    x = _float_input(ctx)
+    out, mean, rstd, rm, rv = batch_norm_train(ctx, x, 1, 2, 3, 4, float(ctx.arg(5, "momentum")),
+                                               float(ctx.arg(6, "eps")))
+    reserve = _op.zeros(ctx.out_shape(3) or [0], ctx.out_dtype(3) or "uint8")
+    outs = [out, _stats_like(ctx, mean, 1), _stats_like(ctx, rstd, 2), reserve]
+    if ctx.op.startswith("aten._batch_norm_with_update_functional"):
+        outs += [rm, rv]
+    return outs
+
+
+def native_batch_norm_train(ctx: NodeContext, stats: bool = True) -> list[Any]:
+    """The training-mode forms of native_batch_norm / _native_batch_norm_legit[_functional]
+    (input, weight, bias, running_mean, running_var, training, momentum, eps), and of
+    _native_batch_norm_legit.no_stats (input, weight, bias, training, momentum, eps)."""
+    x = _float_input(ctx)
+    if stats:
+        parts = batch_norm_train(ctx, x, 1, 2, 3, 4, float(ctx.arg(6, "momentum")),
+                                 float(ctx.arg(7, "eps")))
+    else:
+        parts = batch_norm_train(ctx, x, 1, 2, None, None, float(ctx.arg(4, "momentum")),
+                                 float(ctx.arg(5, "eps")))
+    outs = [parts[0], _stats_like(ctx, parts[1], 1), _stats_like(ctx, parts[2], 2)]
+    if ctx.op.endswith("_functional.default"):
+        outs += [parts[3], parts[4]]
+    return outs
+
+
+# -- linear + cross entropy ---------------------------------------------------------------------
+def _linear_ce_rows(ctx: NodeContext, reduction: str, ignore_index: int, smoothing: float,
+                    acc: str) -> tuple[Any, Any]:
+    """Per-row losses (N,) of cross_entropy(input @ W^T + b, target) and each row's weight
+    in a mean (the class weight of its target, 0 where ignored)."""
+    x, w = ctx.tensor(0), ctx.tensor(1)
+    target = ctx.tensor(2)
+    if _is_float(ctx.dtype(target)):
+        raise ctx.unsupported("linear_cross_entropy with class-probability targets")
+    if ctx.ndim(x) != 2 or ctx.ndim(w) != 2 or ctx.ndim(target) != 1:
+        raise ctx.unsupported("linear_cross_entropy on inputs other than (N, D), (C, D), (N,)")
+    c = ctx.shape(w)[0]
+    logits = _op.matmul(ctx.astype(x, acc), _op.permute_dims(ctx.astype(w, acc), [1, 0]))
+    if ctx.has(3):
+        logits = _op.add(logits, ctx.astype(ctx.tensor(3), acc))
+    logp = ctx.emit(_op.nn.log_softmax(logits, 1))
+    target = ctx.astype(target, "int64")
+    valid = _op.not_equal(target, ctx.const(ignore_index, "int64"))
+    safe = _op.where(valid, target, ctx.const(0, "int64"))
+    picked = _op.squeeze(_op.gather_elements(logp, _op.expand_dims(safe, 1), 1), [1])
+    if ctx.has(4):
+        cw = ctx.astype(ctx.tensor(4), acc)
+        row_w = _op.take(cw, safe, axis=0)
+        smooth = _op.negative(_op.sum(_op.multiply(logp, _op.reshape(cw, [1, c])), [1], False))
+    else:
+        row_w = _op.ones_like(picked)
+        smooth = _op.negative(_op.sum(logp, [1], False))
+    zero = ctx.const(0.0, acc)
+    row_w = _op.where(valid, row_w, zero)
+    nll = _op.negative(_op.multiply(picked, row_w))
+    if smoothing:
+        smooth = _op.where(valid, smooth, zero)
+        if not isinstance(c, int):
+            raise ctx.unsupported("label smoothing over a symbolic number of classes")
+        nll = _op.add(_op.multiply(nll, ctx.const(1.0 - smoothing, acc)),
+                      _op.multiply(smooth, ctx.const(smoothing / c, acc)))
+    return nll, row_w
+
+
+def _acc_dtype(ctx: NodeContext, value: Any, x: Any) -> str:
+    from .common import torch_dtype_to_str
+
+    if value is None:
+        return ctx.dtype(x)
+    return torch_dtype_to_str(value, f"{ctx.where()}: ")
+
+
+@converter("torch_nn._linear_cross_entropy_batch_chunked.default")
+def _linear_ce_chunked(ctx: NodeContext) -> Any:
+    """(input, linear_weight, target, linear_bias, weight, reduction, ignore_index,
+    label_smoothing, batch_chunk_size, acc_policy, acc_dtype, allow_retain_graph,
+    compute_input_grad, compute_linear_weight_grad, compute_linear_bias_grad) -> (loss,
+    grad_input, grad_linear_weight, grad_linear_bias); chunking is a memory strategy, the
+    loss is the plain one.  Precomputed gradients are not supported (their outputs are
+    the empty tensors torch returns when none is asked for)."""
+    if any(ctx.arg(i) for i in (12, 13, 14)):
+        raise ctx.unsupported("precomputed gradients (compute_*_grad=True)")
+    reduction = ctx.arg(5, "reduction")
+    if reduction not in ("mean", "sum"):
+        raise ctx.unsupported(f"reduction={reduction!r} (mean or sum)")
+    acc = _acc_dtype(ctx, ctx.arg(10, "acc_dtype"), ctx.tensor(0))
+    rows, row_w = _linear_ce_rows(ctx, reduction, int(ctx.arg(6, "ignore_index", -100)),
+                                  float(ctx.arg(7, "label_smoothing", 0.0)), acc)
+    loss = _op.sum(rows, None, False)
+    if reduction == "mean":
+        loss = _op.divide(loss, _op.sum(row_w, None, False))
+    outs = [ctx.astype(loss, ctx.out_dtype(0))]
+    for i in (1, 2, 3):
+        outs.append(_op.zeros(ctx.out_shape(i), ctx.out_dtype(i)))
+    return outs
+
+
+@converter("torch_nn._linear_cross_entropy_batch_chunked_no_reduction.default")
+def _linear_ce_chunked_none(ctx: NodeContext) -> Any:
+    """(input, linear_weight, target, linear_bias, weight, ignore_index, batch_chunk_size,
+    acc_policy, acc_dtype) -> per-row losses (N,)."""
+    acc = _acc_dtype(ctx, ctx.arg(8, "acc_dtype"), ctx.tensor(0))
+    rows, _ = _linear_ce_rows(ctx, "none", int(ctx.arg(5, "ignore_index", -100)), 0.0, acc)
+    return ctx.astype(rows, ctx.out_dtype())
+
+
+# -- hashing and resizing -----------------------------------------------------------------------
+def _xor_reduce_last(ctx: NodeContext, x: Any, n: int) -> Any:
+    """XOR of ``x``'s last axis (static length ``n``) by pairwise halving."""
+    while n > 1:
+        if n % 2:
+            pad = _op.zeros(ctx.shape(x)[:-1] + [1], ctx.dtype(x))
+            x = _op.concat([x, pad], -1)
+            n += 1
+        half = n // 2
+        nd = ctx.ndim(x)
+        lo = _op.strided_slice(x, [nd - 1], [0], [half], [1])
+        hi = _op.strided_slice(x, [nd - 1], [half], [n], [1])
+        x = ctx.emit(_op.bitwise_xor(lo, hi))
+        n = half
+    return _op.squeeze(x, [-1])
+
+
+@converter("aten.hash_tensor.default")
+def _hash_tensor(ctx: NodeContext) -> Any:
+    """hash_tensor(input, dim=[], keepdim=False, mode=0): the XOR of the elements, each
+    widened to its 64-bit float / integer type and read as uint64."""
+    x = ctx.tensor(0)
+    mode = int(ctx.kwargs.get("mode", 0) or 0)
+    if mode != 0:
+        raise ctx.unsupported(f"mode {mode} (only 0, the xor reduction)")
+    dtype = ctx.dtype(x)
+    if _is_float(dtype):
+        wide = "float64"
+    elif dtype == "bool" or dtype.startswith("uint"):
+        wide = "uint64"
+    else:
+        wide = "int64"
+    bits = _op.bitcast(ctx.astype(x, wide), "uint64") if wide != "uint64" else ctx.astype(x, wide)
+    shape = ctx.shape(x)
+    ndim = len(shape)
+    dims = ctx.arg(1, "dim")
+    keep = bool(ctx.kwargs.get("keepdim", False))
+    axes = list(range(ndim)) if not dims else sorted({ctx.axis(int(d), ndim) for d in dims})
+    if ndim == 0:
+        return bits
+    static = _static(ctx, [shape[a] for a in axes], "the hashed dimensions")
+    rest = [a for a in range(ndim) if a not in axes]
+    moved = _op.permute_dims(bits, rest + axes)
+    n = int(np.prod(static, dtype="int64"))
+    flat = _op.reshape(moved, [shape[a] for a in rest] + [n])
+    if n == 0:
+        out = _op.zeros([shape[a] for a in rest], "uint64")
+    else:
+        out = _xor_reduce_last(ctx, flat, n)
+    if keep:
+        out = _op.reshape(out, [1 if a in axes else shape[a] for a in range(ndim)])
+    return out
+
+
+@converter("aten.resize.default")
+def _resize_tensor(ctx: NodeContext) -> Any:
+    """resize(input, size): the first ``prod(size)`` elements of ``input`` in the new shape;
+    elements beyond ``input``'s (uninitialized in torch) are zeros."""
+    x = ctx.tensor(0)
+    size = _static(ctx, list(ctx.arg(1, "size")), "size")
+    have = int(np.prod(_static(ctx, ctx.shape(x), "the input shape"), dtype="int64"))
+    want = int(np.prod(size, dtype="int64"))
+    flat = _op.reshape(x, [have])
+    if want < have:
+        flat = _op.strided_slice(flat, [0], [0], [want], [1])
+    elif want > have:
+        flat = _op.concat([flat, _op.zeros([want - have], ctx.dtype(x))], 0)
+    return _op.reshape(flat, size)
