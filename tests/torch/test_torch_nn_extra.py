@@ -27,12 +27,15 @@ def _randn(*shape: int, seed: int = 0) -> torch.Tensor:
     return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
 
 
-@pytest.mark.parametrize("p", [0.0, 1.0, 1.5, 2.0, math.inf])
-def test_cdist_pdist_dist(p):
+P_VALUES = [0.0, 1.0, 1.5, 2.0, math.inf]
+
+
+def test_cdist_pdist_dist():
     a, b = _randn(2, 4, 3), _randn(2, 5, 3, seed=1)
     a[0, 0] = b[0, 1]  # a zero distance
-    check(Fn(lambda x, y: (torch.cdist(x, y, p=p), torch.dist(x[:, :1], y, p=p),
-                           F.pdist(x[0], p=p))), [a, b], rtol=1e-4)
+    check(Fn(lambda x, y: [f(p) for p in P_VALUES for f in (
+        lambda p: torch.cdist(x, y, p=p), lambda p: torch.dist(x[:, :1], y, p=p),
+        lambda p: F.pdist(x[0], p=p))]), [a, b], rtol=1e-4)
 
 
 @pytest.mark.parametrize("mode", ["use_mm_for_euclid_dist", "donot_use_mm_for_euclid_dist"])
@@ -47,26 +50,28 @@ def test_bilinear():
           rtol=1e-4)
 
 
-@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
 @pytest.mark.parametrize("last", [False, True])
-def test_embedding_bag(mode, last):
+def test_embedding_bag(last):
     weight = _randn(10, 3)
     idx = torch.tensor([1, 2, 4, 4, 3, 0, 9, 2])
     offsets = torch.tensor([0, 3, 3, 6] + ([8] if last else []))  # an empty bag
-    psw = _randn(8, seed=2) if mode == "sum" else None
-    check(Fn(lambda w, i, o: F.embedding_bag(i, w, o, mode=mode, per_sample_weights=psw,
-                                             include_last_offset=last, padding_idx=4)),
+    psw = _randn(8, seed=2)
+    check(Fn(lambda w, i, o: [F.embedding_bag(i, w, o, mode=mode,
+                                              per_sample_weights=psw if mode == "sum" else None,
+                                              include_last_offset=last, padding_idx=4)
+                              for mode in ("sum", "mean", "max")]),
           [weight, idx, offsets], rtol=1e-5)
 
 
-@pytest.mark.parametrize("mode,padding,align", [
-    ("bilinear", "zeros", False), ("bilinear", "reflection", True), ("nearest", "border", True),
-    ("nearest", "reflection", False), ("bicubic", "zeros", True), ("bicubic", "reflection", False),
-])
-def test_grid_sample_2d(mode, padding, align):
+GRID_CASES = [("bilinear", "zeros", False), ("bilinear", "reflection", True),
+              ("nearest", "border", True), ("nearest", "reflection", False),
+              ("bicubic", "zeros", True), ("bicubic", "reflection", False)]
+
+
+def test_grid_sample_2d():
     grid = _randn(2, 4, 3, 2, seed=1) * 1.3  # some points outside [-1, 1]
-    check(Fn(lambda x, g: F.grid_sample(x, g, mode=mode, padding_mode=padding,
-                                        align_corners=align)),
+    check(Fn(lambda x, g: [F.grid_sample(x, g, mode=m, padding_mode=p, align_corners=a)
+                           for m, p, a in GRID_CASES]),
           [_randn(2, 3, 5, 6), grid], rtol=1e-4, atol=1e-5)
 
 
@@ -75,11 +80,11 @@ def test_grid_sample_3d():
           [_randn(1, 2, 3, 4, 5), _randn(1, 2, 3, 2, 3, seed=1)], rtol=1e-4)
 
 
-@pytest.mark.parametrize("size,scale,align", [((3, 7), None, False), ((13, 4), None, True),
-                                               (None, (1.7, 0.45), False)])
-def test_interpolate_antialias(size, scale, align):
-    check(Fn(lambda x: F.interpolate(x, size=size, scale_factor=scale, mode="bilinear",
-                                     antialias=True, align_corners=align)),
+def test_interpolate_antialias():
+    cases = [((3, 7), None, False), ((13, 4), None, True), (None, (1.7, 0.45), False)]
+    check(Fn(lambda x: [F.interpolate(x, size=size, scale_factor=scale, mode="bilinear",
+                                      antialias=True, align_corners=align)
+                        for size, scale, align in cases]),
           [_randn(1, 2, 10, 9)], rtol=1e-4, atol=1e-5)
 
 
