@@ -139,3 +139,12 @@ def test_hash_tensor():
     for g, w in zip(got, want):
         assert g.dtype == w.dtype == np.uint64 and g.shape == w.shape
         np.testing.assert_array_equal(g, w)
+
+
+def test_item_as_scalar_operand_and_as_size():
+    from tvm.relax.frontend.torch import OpNotSupported, from_exported_program
+
+    check(Fn(lambda x, t: x * t[1].item() + t[0].item()), [_randn(3), torch.tensor([2.5, 1.0])])
+    ep = export(Fn(lambda x, i: torch.tensor_split(x, i)), [_randn(5, 2), torch.tensor([1, 3])])
+    with pytest.raises(OpNotSupported, match="data-dependent"):
+        from_exported_program(ep)

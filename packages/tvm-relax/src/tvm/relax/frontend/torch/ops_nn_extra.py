@@ -615,3 +615,39 @@ def _resize_tensor(ctx: NodeContext) -> Any:
     elif want > have:
         flat = _op.concat([flat, _op.zeros([want - have], ctx.dtype(x))], 0)
     return _op.reshape(flat, size)
+
+
+@converter("aten._local_scalar_dense.default")
+def _local_scalar_dense(ctx: NodeContext) -> Any:
+    """item(): the one element of a tensor, as a 0-d tensor (usable where a tensor op takes
+    a scalar; a size computed from it is data-dependent, which the importer rejects)."""
+    if _used_as_size(ctx.node):
+        raise ctx.unsupported("a size or index computed from a tensor's value (item()) is "
+                              "data-dependent, which the importer does not support")
+    x = ctx.tensor(0)
+    val = ctx.meta()
+    kind = type(val).__name__
+    dtype = {"SymFloat": "float64", "SymBool": "bool"}.get(kind, "int64")
+    if ctx.dtype(x).startswith(("float", "bfloat")) and kind not in ("SymFloat", "SymBool"):
+        dtype = "float64"
+    return ctx.astype(_op.reshape(x, []), dtype)
+
+
+def _used_as_size(node: Any) -> bool:
+    """Whether an FX node's value feeds size arithmetic or an int (size) argument."""
+    for user in node.users:
+        schema = getattr(user.target, "_schema", None)
+        if schema is None:
+            if getattr(user.target, "__module__", "") in ("_operator", "operator"):
+                return True
+            continue
+        for arg, value in zip(schema.arguments, user.args):
+            used = value is node or (isinstance(value, (list, tuple)) and node in value)
+            if used and "int" in str(arg.type).lower():
+                return True
+        for arg in schema.arguments:
+            value = user.kwargs.get(arg.name)
+            used = value is node or (isinstance(value, (list, tuple)) and node in value)
+            if used and "int" in str(arg.type).lower():
+                return True
+    return False
