@@ -344,6 +344,8 @@ def _embedding_bag(ctx: NodeContext) -> Any:
     padding_idx = ctx.arg(8, "padding_idx", -1)
     padding_idx = -1 if padding_idx is None else int(padding_idx)
     dtype = ctx.out_dtype()
+    if not _is_float(dtype):
+        raise ctx.unsupported(f"embedding bag of a {dtype} weight (floating point only)")
     n = ctx.shape(indices)[0]
     nbags, dim = ctx.out_shape()[0], ctx.shape(weight)[1]
     if not all(isinstance(v, int) for v in (n, nbags, dim)):
@@ -373,8 +375,7 @@ def _embedding_bag(ctx: NodeContext) -> Any:
                                   ctx.astype(valid, dtype), 0, "add")
     counts = _op.strided_slice(counts, [0], [0], [nbags], [1])
     if mode == "max":
-        lowest = ctx.const(-np.inf, dtype) if _is_float(dtype) else None
-        base = _op.full([nbags + 1, dim], lowest, dtype)
+        base = _op.full([nbags + 1, dim], ctx.const(-np.inf, dtype), dtype)
         out = _op.scatter_elements(base, spread, rows, 0, "max")
     else:
         out = _op.scatter_elements(_op.zeros([nbags + 1, dim], dtype), spread, rows, 0, "add")
