@@ -3,8 +3,8 @@
 Operators torch.export would decompose (``layer_norm``, ``group_norm``, ``max_pool2d``,
 ``adaptive_avg_pool2d``, ``scaled_dot_product_attention``, ``upsample_*`` ...) are registered
 by their exact overload so :func:`~.importer.decomposition_table` keeps them whole: each
-becomes one Relax operator instead of a dozen primitive ones.  Everything here is inference
-only: a training-mode batch norm or an active dropout is an error naming the node.
+becomes one Relax operator instead of a dozen primitive ones.  A training-mode batch norm is
+computed with batch statistics (ops_nn_extra); an active dropout is an error naming the node.
 """
 
 from __future__ import annotations
@@ -285,12 +285,6 @@ def _stat_outputs(ctx: NodeContext, x_stats: list[Any], first: int = 1) -> list[
     return outs
 
 
-def _check_inference(ctx: NodeContext, training: Any) -> None:
-    if training:
-        raise ctx.unsupported("batch norm in training mode (training=True); the importer is "
-                              "inference-only: export the model after model.eval()")
-
-
 @converter("aten._native_batch_norm_legit_no_training.default")
 def _batch_norm_no_training(ctx: NodeContext) -> Any:
     """(input, weight, bias, running_mean, running_var, momentum, eps) -> (out, mean, rstd)."""
@@ -305,7 +299,10 @@ def _batch_norm_no_training(ctx: NodeContext) -> Any:
 def _native_batch_norm(ctx: NodeContext) -> Any:
     """(input, weight, bias, running_mean, running_var, training, momentum, eps); the
     functional form also returns the (unchanged, at inference) running statistics."""
-    _check_inference(ctx, ctx.arg(5, "training"))
+    if ctx.arg(5, "training"):
+        from .ops_nn_extra import native_batch_norm_train
+
+        return native_batch_norm_train(ctx)
     x = _float_input(ctx)
     eps = float(ctx.arg(7, "eps", 1e-5))
     out, mean, var = _batch_norm_eval(ctx, x, 1, 2, 3, 4, eps)
@@ -319,15 +316,22 @@ def _native_batch_norm(ctx: NodeContext) -> Any:
 @converter("aten._native_batch_norm_legit.no_stats")
 def _batch_norm_no_stats(ctx: NodeContext) -> Any:
     """(input, weight, bias, training, momentum, eps): batch statistics only."""
-    _check_inference(ctx, ctx.arg(3, "training"))
+    if ctx.arg(3, "training"):
+        from .ops_nn_extra import native_batch_norm_train
+
+        return native_batch_norm_train(ctx, stats=False)
     raise ctx.unsupported("batch norm with neither running statistics nor training")
 
 
 @converter("aten.batch_norm.default")
 def _batch_norm(ctx: NodeContext) -> Any:
     """(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn)."""
-    _check_inference(ctx, ctx.arg(5, "training"))
     x = _float_input(ctx)
+    if ctx.arg(5, "training"):
+        from .ops_nn_extra import batch_norm_train
+
+        return batch_norm_train(ctx, x, 1, 2, None, None, float(ctx.arg(6, "momentum", 0.1)),
+                                float(ctx.arg(7, "eps", 1e-5)))[0]
     return _batch_norm_eval(ctx, x, 1, 2, 3, 4, float(ctx.arg(7, "eps", 1e-5)))[0]
 
 
