@@ -55,8 +55,9 @@ def _tir_fn(name: str, n: int = 0) -> Callable[..., Any]:
         cdt = _compute_dtype(dtype)
         args = [x if x.dtype == cdt else tir.Cast(cdt, x) for x in xs]
         m = special.TirMath(cdt)
-        out = special.polygamma(m, n, *args) if name == "polygamma" else getattr(
-            special, name)(m, *args)
+        args = [m.bind(x) for x in args]
+        out = m.finish(special.polygamma(m, n, *args) if name == "polygamma" else getattr(
+            special, name)(m, *args))
         return out if cdt == dtype else tir.Cast(dtype, out)
 
     return fn

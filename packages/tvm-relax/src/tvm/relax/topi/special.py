@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 from tvm import tir
-from tvm.tir.expr import And, Not, Or, Select, const
+from tvm.tir.expr import And, FloatImm, Let, Not, Or, Select, Var, const
 
 __all__ = [
     "TirMath", "NumpyMath", "lgamma", "digamma", "polygamma", "zeta", "erfcx", "ndtri",
@@ -41,10 +41,26 @@ __all__ = [
 
 
 class TirMath:
-    """The backend building TIR expressions of dtype ``dtype``."""
+    """The backend building TIR expressions of dtype ``dtype``.  :meth:`bind` names a value
+    used several times; :meth:`finish` wraps the result in the ``Let`` bindings (so the
+    expression stays a small tree instead of repeating shared subexpressions)."""
 
     def __init__(self, dtype: str):
         self.dtype = dtype
+        self._lets: list[tuple[Any, Any]] = []
+
+    def bind(self, value: Any) -> Any:
+        if isinstance(value, (Var, FloatImm)):
+            return value
+        var = Var(f"t{len(self._lets)}", value.dtype)
+        self._lets.append((var, value))
+        return var
+
+    def finish(self, out: Any) -> Any:
+        for var, value in reversed(self._lets):
+            out = Let(var, value, out)
+        self._lets = []
+        return out
 
     def c(self, v: float) -> Any:
         return const(float(v), self.dtype)
@@ -70,6 +86,8 @@ class NumpyMath:
 
     def __init__(self, dtype: Any):
         self.dtype = np.dtype(dtype)
+
+    bind = finish = staticmethod(lambda value: value)
 
     def c(self, v: float) -> Any:
         return self.dtype.type(v)
@@ -102,8 +120,8 @@ def _reduced(m: Any, x: Any) -> Any:
 def _cotpi(m: Any, x: Any) -> Any:
     """``cot(pi x)`` accurate near the integers and the half-integers: ``cos/sin`` of the
     reduced argument ``r`` for ``|r| <= 1/4``, else ``tan(pi (+-1/2 - r))`` (exact shift)."""
-    r = _reduced(m, x)
-    pr = m.c(math.pi) * r
+    r = m.bind(_reduced(m, x))
+    pr = m.bind(m.c(math.pi) * r)
     half = m.where(r < m.c(0), m.c(-0.5), m.c(0.5))
     near_half = m.abs(r) > m.c(0.25)
     return m.where(near_half, m.tan(m.c(math.pi) * (half - r)), m.cos(pr) / m.sin(pr))
@@ -130,12 +148,13 @@ def _series(m: Any, coeffs: Any, w: Any) -> Any:
 
 def _lgamma_pos(m: Any, y: Any) -> Any:
     """lgamma for ``y >= 0`` (``y = 0`` gives inf)."""
-    small = y < m.c(_SHIFT)
-    z = m.where(small, y + m.c(_SHIFT), y)
+    y = m.bind(y)
+    small = m.bind(y < m.c(_SHIFT))
+    z = m.bind(m.where(small, y + m.c(_SHIFT), y))
     prod = y
     for k in range(1, _SHIFT):
         prod = prod * (y + m.c(k))
-    r = m.c(1) / z
+    r = m.bind(m.c(1) / z)
     st = (z - m.c(0.5)) * m.log(z) - z + m.c(0.5 * math.log(2 * math.pi)) + r * _series(
         m, _STIRLING, r * r)
     return st - m.where(small, m.log(prod), m.c(0))
@@ -144,7 +163,7 @@ def _lgamma_pos(m: Any, y: Any) -> Any:
 def lgamma(m: Any, x: Any) -> Any:
     """``log |Gamma(x)|``; inf at the poles (0 and the negative integers) and at +-inf."""
     y = m.where(x < m.c(0), m.c(1) - x, x)
-    pos = _lgamma_pos(m, y)
+    pos = m.bind(_lgamma_pos(m, y))
     refl = m.log(m.c(math.pi) / m.abs(m.sin(m.c(math.pi) * _reduced(m, x)))) - pos
     out = m.where(x < m.c(0), refl, pos)
     return m.where(m.isinf(x), m.c(math.inf), out)
@@ -153,17 +172,17 @@ def lgamma(m: Any, x: Any) -> Any:
 def digamma(m: Any, x: Any) -> Any:
     """``Gamma'(x) / Gamma(x)``; torch's edges: ``-inf`` at +0, ``inf`` at -0, NaN at the
     negative integers and -inf."""
-    neg = x < m.c(0)
-    y = m.where(neg, m.c(1) - x, x)
-    small = y < m.c(_SHIFT)
-    z = m.where(small, y + m.c(_SHIFT), y)
+    neg = m.bind(x < m.c(0))
+    y = m.bind(m.where(neg, m.c(1) - x, x))
+    small = m.bind(y < m.c(_SHIFT))
+    z = m.bind(m.where(small, y + m.c(_SHIFT), y))
     acc = m.c(1) / y
     for k in range(1, _SHIFT):
         acc = acc + m.c(1) / (y + m.c(k))
-    r = m.c(1) / z
-    w = r * r
+    r = m.bind(m.c(1) / z)
+    w = m.bind(r * r)
     asym = m.log(z) - m.c(0.5) * r - w * _series(m, _DIGAMMA, w)
-    pos = asym - m.where(small, acc, m.c(0))
+    pos = m.bind(asym - m.where(small, acc, m.c(0)))
     refl = pos - m.c(math.pi) * _cotpi(m, x)
     out = m.where(neg, refl, pos)
     return m.where(m.land(neg, _is_int(m, x)), m.c(math.nan), out)
@@ -175,20 +194,23 @@ _DIRECT = 16  # direct terms of the Hurwitz zeta sum
 def zeta(m: Any, s: Any, q: Any) -> Any:
     """Hurwitz zeta ``sum_k (q + k)^-s`` (torch's ``special.zeta``): inf at ``s == 1`` and at
     ``q`` a non-positive integer, NaN for ``s < 1`` and for ``q < 0`` with ``s`` fractional."""
+    s, q = m.bind(s), m.bind(q)
+    neg_s = m.bind(-s)
     total = m.c(0)
     for k in range(_DIRECT):
-        total = total + m.pow(q + m.c(k), -s)
-    w = q + m.c(_DIRECT)
-    b = m.pow(w, -s)
+        total = total + m.pow(q + m.c(k), neg_s)
+    w = m.bind(q + m.c(_DIRECT))
+    b = m.bind(m.pow(w, neg_s))
     total = total + b * w / (s - m.c(1)) + m.c(0.5) * b
     rising = s  # s (s+1) ... (s + 2j - 2), times w^-(2j-1) b, times B_2j / (2j)!
     fact = 2.0
-    winv = m.c(1) / w
-    term = b * winv
+    winv = m.bind(m.c(1) / w)
+    winv2 = m.bind(winv * winv)
+    term = m.bind(b * winv)
     for j, bern in enumerate(_BERNOULLI, start=1):
         total = total + m.c(bern / fact) * rising * term
-        rising = rising * (s + m.c(2 * j - 1)) * (s + m.c(2 * j))
-        term = term * winv * winv
+        rising = m.bind(rising * (s + m.c(2 * j - 1)) * (s + m.c(2 * j)))
+        term = m.bind(term * winv2)
         fact *= (2 * j + 1) * (2 * j + 2)
     inf, nan = m.c(math.inf), m.c(math.nan)
     out = m.where(m.land(q <= m.c(0), m.lnot(_is_int(m, s))), nan, total)
@@ -222,10 +244,10 @@ def polygamma(m: Any, n: int, x: Any) -> Any:
         return digamma(m, x)
     sign = 1.0 if n % 2 else -1.0
     scale = m.c(sign * math.factorial(n))
-    low = x < m.c(0.5)
+    low = m.bind(x < m.c(0.5))
     y = m.where(low, m.c(1) - x, x)
-    pos = scale * zeta(m, m.c(n + 1), y)
-    cot = _cotpi(m, x)
+    pos = m.bind(scale * zeta(m, m.c(n + 1), y))
+    cot = m.bind(_cotpi(m, x))
     coeffs = _cot_derivative(n)
     dcot = _poly(m, [float(v) for v in coeffs[::-1]], cot) * m.c(math.pi ** (n + 1))
     refl = (pos if n % 2 == 0 else -pos) - dcot
@@ -237,13 +259,13 @@ def polygamma(m: Any, n: int, x: Any) -> Any:
 
 def erfcx(m: Any, x: Any, depth: int = 60) -> Any:
     """Scaled complementary error function ``exp(x^2) erfc(x)``."""
-    a = m.abs(x)
+    a = m.bind(m.abs(x))
     near = m.exp(a * a) * (m.c(1) - m.erf(m.where(a < m.c(2), a, m.c(0))))
     f = a
     for k in range(depth, 0, -1):
         f = a + m.c(k / 2) / f
     far = m.c(1 / math.sqrt(math.pi)) / f
-    pos = m.where(a < m.c(2), near, far)
+    pos = m.bind(m.where(a < m.c(2), near, far))
     two_exp = m.c(2) * m.exp(m.where(x < m.c(0), x * x, m.c(0)))
     return m.where(x < m.c(0), two_exp - pos, pos)
 
@@ -262,11 +284,12 @@ _NDTRI_LOW = 0.02425
 
 def ndtri(m: Any, p: Any) -> Any:
     """Inverse of the standard normal CDF: ``-inf`` at 0, ``inf`` at 1, NaN outside [0, 1]."""
-    q = p - m.c(0.5)
-    r = q * q
+    p = m.bind(p)
+    q = m.bind(p - m.c(0.5))
+    r = m.bind(q * q)
     central = q * _poly(m, _NDTRI_A, r) / _poly(m, _NDTRI_B, r)
-    tail_p = m.where(p < m.c(0.5), p, m.c(1) - p)
-    t = m.sqrt(m.c(-2) * m.log(m.where(tail_p > m.c(0), tail_p, m.c(1))))
+    tail_p = m.bind(m.where(p < m.c(0.5), p, m.c(1) - p))
+    t = m.bind(m.sqrt(m.c(-2) * m.log(m.where(tail_p > m.c(0), tail_p, m.c(1)))))
     tail = _poly(m, _NDTRI_C, t) / _poly(m, _NDTRI_D, t)
     tail = m.where(p < m.c(0.5), tail, -tail)
     out = m.where(tail_p < m.c(_NDTRI_LOW), tail, central)
@@ -275,7 +298,7 @@ def ndtri(m: Any, p: Any) -> Any:
     return m.where(m.lor(p < m.c(0), p > m.c(1)), m.c(math.nan), out)
 
 
-IGAMMA_TERMS = 120  # unrolled series / continued-fraction depth
+IGAMMA_TERMS = 48  # unrolled series / continued-fraction depth
 
 
 def _igamma_prefix(m: Any, a: Any, x: Any) -> Any:
@@ -285,20 +308,22 @@ def _igamma_prefix(m: Any, a: Any, x: Any) -> Any:
 
 def _igamma_parts(m: Any, a: Any, x: Any) -> tuple[Any, Any, Any]:
     """(use the series, P by the series, Q by the continued fraction) at valid ``a, x > 0``."""
-    use_series = x < a + m.c(1)
+    a, x = m.bind(a), m.bind(x)
+    use_series = m.bind(x < a + m.c(1))
     # series: P = prefix / a * sum x^k / ((a+1) ... (a+k))
-    xs = m.where(use_series, x, m.c(1))
+    xs = m.bind(m.where(use_series, x, m.c(1)))
     term = m.c(1)
     total = m.c(1)
     for k in range(1, IGAMMA_TERMS):
-        term = term * xs / (a + m.c(k))
+        term = m.bind(term * xs / (a + m.c(k)))
         total = total + term
     p_series = _igamma_prefix(m, a, xs) * total / a
     # continued fraction: Q = prefix / (x + 1 - a - 1 (1 - a) / (x + 3 - a - ...)), bottom-up
-    xc = m.where(use_series, a + m.c(1), x)
-    f = xc + m.c(2 * IGAMMA_TERMS + 1) - a
+    xc = m.bind(m.where(use_series, a + m.c(1), x))
+    xa = m.bind(xc - a)
+    f = xa + m.c(2 * IGAMMA_TERMS + 1)
     for k in range(IGAMMA_TERMS, 0, -1):
-        f = xc + m.c(2 * k - 1) - a - m.c(k) * (m.c(k) - a) / f
+        f = m.bind(xa + m.c(2 * k - 1) - m.c(k) * (m.c(k) - a) / f)
     q_cf = _igamma_prefix(m, a, xc) / f
     return use_series, p_series, q_cf
 
@@ -317,11 +342,13 @@ def _igamma_edges(m: Any, a: Any, x: Any, value: Any, lower: bool) -> Any:
 
 def igamma(m: Any, a: Any, x: Any) -> Any:
     """Regularized lower incomplete gamma ``P(a, x)``."""
+    a, x = m.bind(a), m.bind(x)
     use_series, p_series, q_cf = _igamma_parts(m, a, x)
     return _igamma_edges(m, a, x, m.where(use_series, p_series, m.c(1) - q_cf), True)
 
 
 def igammac(m: Any, a: Any, x: Any) -> Any:
     """Regularized upper incomplete gamma ``Q(a, x) = 1 - P(a, x)``."""
+    a, x = m.bind(a), m.bind(x)
     use_series, p_series, q_cf = _igamma_parts(m, a, x)
     return _igamma_edges(m, a, x, m.where(use_series, m.c(1) - p_series, q_cf), False)
