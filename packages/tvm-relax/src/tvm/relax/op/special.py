@@ -51,7 +51,7 @@ def _tir_fn(name: str, n: int = 0) -> Callable[..., Any]:
     def fn(*xs: Any) -> Any:
         dtype = xs[0].dtype
         if name == "nextafter":
-            return tir.nextafter(*xs)
+            return tir.op.nextafter(*xs)
         cdt = _compute_dtype(dtype)
         args = [x if x.dtype == cdt else tir.Cast(cdt, x) for x in xs]
         m = special.TirMath(cdt)

@@ -19,7 +19,8 @@ Algorithms (standard formulas; constants are published facts):
   Bernoulli corrections): full accuracy for ``q >= -6``.
 * ``erfcx``: ``exp(x^2) erfc(x)`` from ``erf`` below 2 and Laplace's continued fraction above;
   ``2 exp(x^2) - erfcx(-x)`` for negative ``x``.
-* ``ndtri``: Acklam's rational approximation (relative error below 1.2e-9).
+* ``ndtri``: Acklam's rational approximation and one Newton step (on the nearer tail,
+  through ``erfcx``).
 * ``igamma``/``igammac``: the power series of ``P(a, x)`` (``x < a + 1``) and Legendre's
   continued fraction of ``Q(a, x)`` otherwise, each unrolled ``IGAMMA_TERMS`` deep: full
   float32 accuracy for ``a`` and ``x`` up to about 100.
@@ -292,7 +293,17 @@ def ndtri(m: Any, p: Any) -> Any:
     t = m.bind(m.sqrt(m.c(-2) * m.log(m.where(tail_p > m.c(0), tail_p, m.c(1)))))
     tail = _poly(m, _NDTRI_C, t) / _poly(m, _NDTRI_D, t)
     tail = m.where(p < m.c(0.5), tail, -tail)
-    out = m.where(tail_p < m.c(_NDTRI_LOW), tail, central)
+    x = m.bind(m.where(tail_p < m.c(_NDTRI_LOW), tail, central))
+    # one Newton step on the nearer tail: Phi(-|x|) = exp(-x^2/2) erfcx(|x|/sqrt 2) / 2
+    ax = m.bind(m.abs(x))
+    half_x2 = m.bind(m.c(0.5) * ax * ax)
+    lower = m.c(0.5) * m.exp(-half_x2) * erfcx(m, ax * m.c(1 / math.sqrt(2)), depth=30)
+    target = m.where(x < m.c(0), p, m.c(1) - p)
+    density = m.c(1 / math.sqrt(2 * math.pi)) * m.exp(-half_x2)
+    step = (lower - target) / density
+    refined = m.where(x < m.c(0), x - step, x + step)
+    # near the centre the rational form is well conditioned and the residual is not
+    out = m.where(m.lor(m.isinf(x), ax < m.c(0.5)), x, refined)
     out = m.where(p == m.c(0), m.c(-math.inf), out)
     out = m.where(p == m.c(1), m.c(math.inf), out)
     return m.where(m.lor(p < m.c(0), p > m.c(1)), m.c(math.nan), out)
