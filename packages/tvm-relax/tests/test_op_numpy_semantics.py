@@ -153,6 +153,15 @@ def _case_table():
     for name in ("sum", "mean", "max", "min", "prod", "variance", "std"):
         cases[f"relax.{name}"] = lambda name=name: getattr(op, name)(
             c(uniform(0.5, 1.5, 2, 3, 4)), axis=[0, 2], keepdims=name == "mean")
+    from tvm.relax.op.special import SPECIAL_BINARY, SPECIAL_UNARY
+
+    for name in SPECIAL_UNARY:
+        cases[f"relax.{name}"] = lambda name=name: getattr(op, name)(
+            c(uniform(0.05, 0.95, 3, 4) if name == "ndtri" else uniform(-6, 6, 3, 4)))
+    for name in SPECIAL_BINARY:
+        cases[f"relax.{name}"] = lambda name=name: getattr(op, name)(
+            c(uniform(1.5, 6, 3, 4)), c(uniform(0.5, 8, 4)))
+    cases["relax.polygamma"] = lambda: op.polygamma(c(uniform(-6, 6, 3, 4)), 2)
     return cases
 
 
