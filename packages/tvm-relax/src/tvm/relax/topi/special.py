@@ -12,6 +12,9 @@ expression tree would duplicate exponentially), and for the polynomials a serial
 trip count is the element's degree.  Every branch is computed and the result picked with
 ``Select``; only arithmetic and ``exp``/``log``/``sqrt``/``sin``/``cos``/``acos`` are used,
 so every target can compile it.  ``float16``/``bfloat16`` compute in ``float32``.
+
+One deliberate difference: a polynomial at ``x = NaN`` is NaN (ATen's U/V/W, Laguerre and
+Legendre kernels return an uninitialised value there).
 """
 
 from __future__ import annotations
