@@ -150,7 +150,7 @@ def _case_table():
             c(normal(2, 2, 4, 5)), c(uniform(-1.5, 1.5, 2, 2 * 4, 4, 3)),
             c(normal(3, 2, 2, 2)), padding=[1, 0, 0, 0], dilation=[1, 2]),
     })
-    from tvm.relax.op.special import POLYNOMIAL_OPS, SPECIAL_UNARY_OPS
+    from tvm.relax.op.special_bessel import POLYNOMIAL_OPS, SPECIAL_UNARY_OPS
 
     for name in SPECIAL_UNARY_OPS:
         cases[f"relax.{name}"] = lambda name=name: getattr(op, name)(c(uniform(-12, 12, 3, 4)))

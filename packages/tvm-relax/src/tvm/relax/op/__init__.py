@@ -23,4 +23,4 @@ from .movement import *  # noqa: F403
 from .search import *  # noqa: F403
 from .sorting import *  # noqa: F403
 from .statistical import *  # noqa: F403
-from .special import *  # noqa: F403
+from .special_bessel import *  # noqa: F403

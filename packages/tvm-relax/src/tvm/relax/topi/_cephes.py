@@ -1,6 +1,6 @@
 """Coefficient tables of the Cephes Math Library (Stephen L. Moshier; BSD licensed), as
 ATen uses them for its Bessel and Airy kernels: highest-order first.  Data only; the
-algorithms are in :mod:`tvm.relax.topi.special`.
+algorithms are in :mod:`tvm.relax.topi.special_bessel`.
 """
 
 # ruff: noqa: E501

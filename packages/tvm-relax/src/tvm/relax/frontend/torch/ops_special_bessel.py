@@ -1,6 +1,6 @@
 """Converters for ``torch.special``'s Bessel and Airy functions and orthogonal polynomials.
 
-Each becomes one Relax op of :mod:`tvm.relax.op.special` computing in the node's output
+Each becomes one Relax op of :mod:`tvm.relax.op.special_bessel` computing in the node's output
 dtype (torch's: the default float for integer inputs).  ``modified_bessel_i0/i1`` are
 ``i0``/``i1`` (ATen evaluates the same Chebyshev series for both).  The polynomials take
 the degree ``n`` as a tensor or a scalar (overloads ``x_scalar`` / ``n_scalar``).

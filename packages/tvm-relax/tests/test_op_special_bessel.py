@@ -16,9 +16,9 @@ from tvm import relax, tir
 from tvm.relax import op as _op
 from tvm.relax.block_builder import BlockBuilder
 from tvm.relax.expr import Var
-from tvm.relax.op.special import POLYNOMIAL_OPS, SPECIAL_UNARY_OPS
+from tvm.relax.op.special_bessel import POLYNOMIAL_OPS, SPECIAL_UNARY_OPS
 from tvm.relax.struct_info import TensorStructInfo
-from tvm.relax.topi.special import numpy_special
+from tvm.relax.topi.special_bessel import numpy_special
 from vm_testing import requires_llvm
 
 NAN, INF = math.nan, math.inf

@@ -4,7 +4,7 @@ Every entry of :data:`SPECIAL_UNARY_OPS` declares ``relax.<name>(x)`` and every 
 :data:`POLYNOMIAL_OPS` ``relax.<name>(x, n)`` (``n`` the degree, truncated toward zero like
 torch's ``int64`` cast; negative, NaN or infinite degrees give 0; ``x`` and ``n`` broadcast
 like numpy and share one float dtype).  Semantics follow ``torch.special``; the kernels and
-the numpy semantics are the same algorithms (:mod:`tvm.relax.topi.special`).
+the numpy semantics are the same algorithms (:mod:`tvm.relax.topi.special_bessel`).
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ POLYNOMIAL_OPS: dict[str, str] = {
 
 def _legalize(name: str) -> Any:
     def legalize(bb: Any, call: Call) -> Expr:
-        from ..topi.special import special_func
+        from ..topi.special_bessel import special_func
         from ._lower import prim_func_call
 
         shapes = []
@@ -67,7 +67,7 @@ def _legalize(name: str) -> Any:
 
 def _evaluate(name: str) -> Any:
     def evaluate(call: Call, *xs: Any) -> Any:
-        from ..topi.special import numpy_special
+        from ..topi.special_bessel import numpy_special
 
         return numpy_special(name, *xs)
 
