@@ -150,6 +150,13 @@ def _case_table():
             c(normal(2, 2, 4, 5)), c(uniform(-1.5, 1.5, 2, 2 * 4, 4, 3)),
             c(normal(3, 2, 2, 2)), padding=[1, 0, 0, 0], dilation=[1, 2]),
     })
+    from tvm.relax.op.special_bessel import POLYNOMIAL_OPS, SPECIAL_UNARY_OPS
+
+    for name in SPECIAL_UNARY_OPS:
+        cases[f"relax.{name}"] = lambda name=name: getattr(op, name)(c(uniform(-12, 12, 3, 4)))
+    for name in POLYNOMIAL_OPS:
+        cases[f"relax.{name}"] = lambda name=name: getattr(op, name)(
+            c(uniform(-1.5, 1.5, 3, 4)), c(ints(-1, 12, 4).astype("float32")))
     for name in ("sum", "mean", "max", "min", "prod", "variance", "std"):
         cases[f"relax.{name}"] = lambda name=name: getattr(op, name)(
             c(uniform(0.5, 1.5, 2, 3, 4)), axis=[0, 2], keepdims=name == "mean")

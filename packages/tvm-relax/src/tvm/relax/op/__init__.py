@@ -24,3 +24,4 @@ from .search import *  # noqa: F403
 from .sorting import *  # noqa: F403
 from .statistical import *  # noqa: F403
 from .special import *  # noqa: F403
+from .special_bessel import *  # noqa: F403
