@@ -9,6 +9,7 @@ compared with eager torch.
     python tests/torch/opinfo.py                   # every entry -> tests/torch/results/
     python tests/torch/opinfo.py -k softmax -v     # entries whose name contains "softmax"
     python tests/torch/opinfo.py --jobs 2 --timeout 120 --samples 3
+    python tests/torch/opinfo.py --not-passed --merge  # re-run what failed, keep the rest
 
 Sample statuses: ``passed``; ``not_exportable`` (torch.export failed, or no tensor output);
 ``unsupported`` (the importer raised OpNotSupported: the ATen op is named); ``failed``
@@ -351,8 +352,10 @@ def write_reports(results: list[dict[str, Any]], summary: dict[str, Any],
         f"{s['unsupported']} unsupported, {s['not_exportable']} not exportable.",
         f"Pass rate over exportable entries: **{s['pass_rate_exportable'] * 100:.1f}%** "
         f"({s['passed']}/{s['exportable']}); run took {s['seconds']:.0f} s with "
-        f"{s['jobs']} worker(s).  Written by `python tests/torch/opinfo.py` "
-        "(`nox -s torch_opinfo`).",
+        f"{s['jobs']} worker(s)"
+        + (f", then {s['rerun']['entries']} entries re-run in {s['rerun']['seconds']:.0f} s "
+           "(`--merge`)" if s.get("rerun") else "")
+        + ".  Written by `python tests/torch/opinfo.py` (`nox -s torch_opinfo`).",
         "",
         "| entry | status | samples | reason |",
         "|---|---|---|---|",
@@ -375,13 +378,36 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per entry")
     parser.add_argument("--samples", type=int, default=3, help="samples per entry")
     parser.add_argument("--out", default=str(RESULTS))
+    parser.add_argument("--not-passed", action="store_true",
+                        help="only the entries the results file in --out does not record as "
+                             "passed")
+    parser.add_argument("--merge", action="store_true",
+                        help="replace the re-run entries in the results file in --out and "
+                             "keep the others as recorded (the summary says how many were "
+                             "re-run)")
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args(argv)
     t0 = time.time()
     entries = float32_entries()
     names = [n for n in entries if args.k in n]
+    recorded_file = Path(args.out) / "opinfo.json"
+    recorded = (json.loads(recorded_file.read_text())
+                if (args.not_passed or args.merge) and recorded_file.exists() else None)
+    if args.not_passed:
+        if recorded is None:
+            parser.error(f"--not-passed needs a results file, {recorded_file} is missing")
+        passed = {e["name"] for e in recorded["entries"] if e["status"] == "passed"}
+        names = [n for n in names if n not in passed]
     results = run_suite(names, entries, args.jobs, args.timeout, args.samples, args.verbose)
-    summary = summarize(results, time.time() - t0, args.jobs)
+    seconds = time.time() - t0
+    if args.merge and recorded is not None:
+        rerun = {r["name"] for r in results}
+        kept = [e for e in recorded["entries"] if e["name"] not in rerun and e["name"] in entries]
+        summary = summarize(results + kept, recorded["summary"]["seconds"], args.jobs)
+        summary["rerun"] = {"entries": len(results), "seconds": round(seconds, 1)}
+        results = results + kept
+    else:
+        summary = summarize(results, seconds, args.jobs)
     write_reports(results, summary, Path(args.out))
     print(f"{summary['entries']} entries in {summary['seconds']:.0f} s: {summary['passed']} "
           f"passed, {summary['failed']} failed, {summary['unsupported']} unsupported, "
