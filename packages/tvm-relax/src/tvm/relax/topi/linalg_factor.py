@@ -1,0 +1,339 @@
+"""Matrix factorizations and solves as hand-written TIR PrimFuncs (LAPACK's algorithms).
+
+Each function works on a batch of matrices: the last two dimensions are one matrix, the
+leading ones a batch looped over (serially; the local work buffers are shared by the
+iterations).  The algorithms are the unblocked LAPACK ones, with LAPACK's choices so that
+results match it and thus torch:
+
+- :func:`lu_factor_func` -- ``getrf``: partial pivoting, the pivot is the first row with the
+  largest ``|a|``; pivots are 1-based row swaps; ``info`` the first zero pivot (1-based).
+- :func:`cholesky_func` -- ``potrf`` (lower): ``info`` the first non-positive pivot.
+- :func:`trsm_func` -- forward / back substitution for ``A X = B``.
+- :func:`lu_permutation_func` -- the row permutation of a sequence of pivots.
+- :func:`geqrf_func` / :func:`householder_product_func` -- ``geqrf`` / ``orgqr``: Householder
+  QR with ``dlarfg``'s reflectors (``beta = -sign(alpha) * ||x||``, ``tau = 0`` when the
+  column below the diagonal is zero).
+- :func:`matrix_exp_func` -- scaling and squaring with a Taylor polynomial.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+from tvm import tir
+from tvm.tir import BufferStore, For, PrimFunc, Stmt, Var
+from tvm.tir.expr import EQ, GT, LE, LT, NE, Or, Select
+
+from ._tir import FuncBuilder, fresh_shapes, i64, if_then, loop_nest, seq, while_loop
+from ._util import cast, int64
+
+__all__ = ["lu_factor_func", "cholesky_func", "trsm_func", "lu_permutation_func",
+           "geqrf_func", "householder_product_func", "matrix_exp_func"]
+
+
+def _range(lo: Any, hi: Any, body: Callable[[Var], Stmt], name: str = "t") -> Stmt:
+    """``for v in range(lo, hi): body(v)`` (no iterations when ``hi <= lo``)."""
+    v = Var(name, "int64")
+    lo = int64(lo)
+    return For(v, lo, tir.Max(int64(hi) - lo, i64(0)), body=body(v))
+
+
+def _batched(shapes: Sequence[Sequence[Any]], nbatch: int,
+             body: Callable[[list], Stmt]) -> Stmt:
+    return loop_nest(list(shapes[0][:nbatch]), body, prefix="b")
+
+
+def lu_factor_func(shape: Sequence[Any], dtype: str) -> PrimFunc:
+    """``(LU, pivots int32 [..., min(m, n)], info int32 [...])`` of ``a`` (``shape``: ``[...,
+    m, n]``): ``P A = L U`` with unit-lower ``L`` below the diagonal of ``LU``."""
+    (shape,) = fresh_shapes(shape)
+    nb = len(shape) - 2
+    m, n = int64(shape[-2]), int64(shape[-1])
+    k = tir.Min(m, n)
+    fb = FuncBuilder()
+    a = fb.arg(shape, dtype, "a")
+    lu = fb.arg(shape, dtype, "lu")
+    piv = fb.arg((*shape[:nb], k), "int32", "pivots")
+    info = fb.arg(tuple(shape[:nb]), "int32", "info")
+    best = fb.scalar(dtype, "best")
+    p = fb.scalar("int64", "p")
+    tmp = fb.scalar(dtype, "tmp")
+
+    def one(b: list) -> Stmt:
+        def at(i: Any, j: Any) -> Any:
+            return lu[(*b, i, j)]
+
+        def put(i: Any, j: Any, v: Any) -> Stmt:
+            return BufferStore(lu, v, (*b, i, j))
+
+        copy = _range(0, m, lambda i: _range(0, n, lambda j: put(i, j, a[(*b, i, j)]), "c"), "r")
+
+        def column(j: Var) -> Stmt:
+            search = seq(
+                p.set(j), best.set(tir.abs(at(j, j))),
+                _range(j + 1, m, lambda i: if_then(
+                    GT(tir.abs(at(i, j)), best.value),
+                    seq(best.set(tir.abs(at(i, j))), p.set(i))), "i"))
+            swap = if_then(NE(p.value, j), _range(0, n, lambda c: seq(
+                tmp.set(at(j, c)), put(j, c, at(p.value, c)), put(p.value, c, tmp.value)), "c"))
+            scale = _range(j + 1, m, lambda i: put(i, j, at(i, j) / at(j, j)), "i")
+            nonzero = NE(at(p.value, j), cast(0, dtype))
+            record = if_then(EQ(info[tuple(b)], 0), BufferStore(info, cast(j + 1, "int32"),
+                                                                 tuple(b)))
+            update = _range(j + 1, m, lambda i: _range(j + 1, n, lambda c: put(
+                i, c, at(i, c) - at(i, j) * at(j, c)), "c"), "i")
+            return seq(search, BufferStore(piv, cast(p.value + 1, "int32"), (*b, j)),
+                       if_then(nonzero, seq(swap, scale), record), update)
+
+        return seq(copy, BufferStore(info, cast(0, "int32"), tuple(b)),
+                   _range(0, k, column, "j"))
+
+    return fb.finish(_batched([shape], nb, one))
+
+
+def cholesky_func(shape: Sequence[Any], dtype: str) -> PrimFunc:
+    """``(L, info int32 [...])``: the lower Cholesky factor of ``a`` ``[..., n, n]`` (its lower
+    triangle is read).  On failure at column ``j`` (``info = j + 1``) that column holds the
+    non-positive pivot and the later ones are zero."""
+    (shape,) = fresh_shapes(shape)
+    nb = len(shape) - 2
+    n = int64(shape[-1])
+    fb = FuncBuilder()
+    a = fb.arg(shape, dtype, "a")
+    low = fb.arg(shape, dtype, "l")
+    info = fb.arg(tuple(shape[:nb]), "int32", "info")
+    acc = fb.scalar(dtype, "acc")
+
+    def one(b: list) -> Stmt:
+        def at(i: Any, j: Any) -> Any:
+            return low[(*b, i, j)]
+
+        def put(i: Any, j: Any, v: Any) -> Stmt:
+            return BufferStore(low, v, (*b, i, j))
+
+        zero = _range(0, n, lambda i: _range(0, n, lambda j: put(i, j, cast(0, dtype)), "c"), "r")
+
+        def dot(i: Any, j: Any) -> Stmt:  # acc = a[i, j] - sum_t L[i, t] L[j, t]
+            return seq(acc.set(a[(*b, i, j)]),
+                       _range(0, j, lambda t: acc.set(acc.value - at(i, t) * at(j, t)), "t"))
+
+        def column(j: Var) -> Stmt:
+            d = acc.value
+            bad = Or(LE(d, cast(0, dtype)), tir.isnan(d))
+            good = seq(put(j, j, tir.sqrt(d)), _range(j + 1, n, lambda i: seq(
+                dot(i, j), put(i, j, acc.value / at(j, j))), "i"))
+            fail = seq(put(j, j, d), BufferStore(info, cast(j + 1, "int32"), tuple(b)))
+            return if_then(EQ(info[tuple(b)], 0), seq(dot(j, j), if_then(bad, fail, good)))
+
+        return seq(zero, BufferStore(info, cast(0, "int32"), tuple(b)),
+                   _range(0, n, column, "j"))
+
+    return fb.finish(_batched([shape], nb, one))
+
+
+def trsm_func(a_shape: Sequence[Any], b_shape: Sequence[Any], dtype: str, upper: bool,
+              unit: bool) -> PrimFunc:
+    """``X`` with ``A X = B``: ``A`` ``[..., n, n]`` triangular (``upper``; ``unit``: its
+    diagonal is taken as ones), ``B`` ``[..., n, k]`` with the same batch dimensions."""
+    a_shape, b_shape = fresh_shapes(a_shape, b_shape)
+    nb = len(a_shape) - 2
+    n, kk = int64(b_shape[-2]), int64(b_shape[-1])
+    fb = FuncBuilder()
+    a = fb.arg(a_shape, dtype, "a")
+    rhs = fb.arg(b_shape, dtype, "b")
+    x = fb.arg(b_shape, dtype, "x")
+    acc = fb.scalar(dtype, "acc")
+
+    def one(b: list) -> Stmt:
+        def row(ii: Var, c: Var) -> Stmt:
+            i = n - 1 - ii if upper else ii
+            lo, hi = (i + 1, n) if upper else (0, i)
+            value = acc.value if unit else acc.value / a[(*b, i, i)]
+            return seq(acc.set(rhs[(*b, i, c)]),
+                       _range(lo, hi, lambda t: acc.set(acc.value - a[(*b, i, t)] * x[(*b, t, c)]),
+                              "t"),
+                       BufferStore(x, value, (*b, i, c)))
+
+        return _range(0, kk, lambda c: _range(0, n, lambda ii: row(ii, c), "i"), "c")
+
+    return fb.finish(_batched([a_shape], nb, one))
+
+
+def lu_permutation_func(shape: Sequence[Any], m: Any) -> PrimFunc:
+    """``perm int64 [..., m]`` of 1-based row swaps ``pivots`` (``shape`` ``[..., k]``): row
+    ``i`` of ``P^T A`` is row ``perm[i]`` of ``A``."""
+    (shape,) = fresh_shapes(shape)
+    nb = len(shape) - 1
+    k = int64(shape[-1])
+    fb = FuncBuilder()
+    piv = fb.arg(shape, "int32", "pivots")
+    perm = fb.arg((*shape[:nb], int64(m)), "int64", "perm")
+    p = fb.scalar("int64", "p")
+    tmp = fb.scalar("int64", "tmp")
+
+    def one(b: list) -> Stmt:
+        init = _range(0, m, lambda i: BufferStore(perm, i, (*b, i)), "i")
+
+        def swap(j: Var) -> Stmt:
+            return seq(p.set(int64(piv[(*b, j)]) - 1), if_then(
+                tir.all(LE(i64(0), p.value), LT(p.value, int64(m)), NE(p.value, j)),
+                seq(tmp.set(perm[(*b, j)]), BufferStore(perm, perm[(*b, p.value)], (*b, j)),
+                    BufferStore(perm, tmp.value, (*b, p.value)))))
+
+        return seq(init, _range(0, tir.Min(k, int64(m)), swap, "j"))
+
+    return fb.finish(loop_nest(list(shape[:nb]), one, prefix="b"))
+
+
+def geqrf_func(shape: Sequence[Any], dtype: str) -> PrimFunc:
+    """``(QR, tau [..., min(m, n)])``: LAPACK ``geqrf`` of ``a`` ``[..., m, n]`` (``R`` on and
+    above the diagonal, the reflectors' vectors below it)."""
+    (shape,) = fresh_shapes(shape)
+    nb = len(shape) - 2
+    m, n = int64(shape[-2]), int64(shape[-1])
+    k = tir.Min(m, n)
+    fb = FuncBuilder()
+    a = fb.arg(shape, dtype, "a")
+    qr = fb.arg(shape, dtype, "qr")
+    tau = fb.arg((*shape[:nb], k), dtype, "tau")
+    acc = fb.scalar(dtype, "acc")
+    beta = fb.scalar(dtype, "beta")
+    zero = cast(0, dtype)
+
+    def one(b: list) -> Stmt:
+        def at(i: Any, j: Any) -> Any:
+            return qr[(*b, i, j)]
+
+        def put(i: Any, j: Any, v: Any) -> Stmt:
+            return BufferStore(qr, v, (*b, i, j))
+
+        copy = _range(0, m, lambda i: _range(0, n, lambda j: put(i, j, a[(*b, i, j)]), "c"), "r")
+
+        def column(j: Var) -> Stmt:
+            alpha = at(j, j)
+            norm = seq(acc.set(zero), _range(j + 1, m, lambda i: acc.set(
+                acc.value + at(i, j) * at(i, j)), "i"))
+            reflect = seq(
+                beta.set(zero - tir.copysign(tir.hypot(alpha, tir.sqrt(acc.value)), alpha)),
+                BufferStore(tau, (beta.value - alpha) / beta.value, (*b, j)),
+                acc.set(cast(1, dtype) / (alpha - beta.value)),
+                _range(j + 1, m, lambda i: put(i, j, at(i, j) * acc.value), "i"),
+                put(j, j, beta.value))
+            householder = if_then(EQ(acc.value, zero), BufferStore(tau, zero, (*b, j)), reflect)
+            t = tau[(*b, j)]
+
+            def apply(c: Var) -> Stmt:  # column c -= tau v (v^T column c), v = [1, qr[j+1:, j]]
+                return seq(
+                    acc.set(at(j, c)),
+                    _range(j + 1, m, lambda i: acc.set(acc.value + at(i, j) * at(i, c)), "i"),
+                    put(j, c, at(j, c) - t * acc.value),
+                    _range(j + 1, m, lambda i: put(i, c, at(i, c) - t * acc.value * at(i, j)),
+                           "i"))
+
+            return seq(norm, householder, _range(j + 1, n, apply, "c"))
+
+        return seq(copy, _range(0, k, column, "j"))
+
+    return fb.finish(_batched([shape], nb, one))
+
+
+def householder_product_func(shape: Sequence[Any], tau_shape: Sequence[Any],
+                             dtype: str) -> PrimFunc:
+    """``Q [..., m, n]``: the first ``n`` columns of ``H_0 H_1 ... H_{k-1}`` (LAPACK
+    ``orgqr``), ``H_i = I - tau_i v_i v_i^T`` with ``v_i = [0.., 1, a[i+1:, i]]``;
+    ``a`` ``[..., m, n]`` (``n <= m``), ``tau`` ``[..., k]`` (``k <= n``)."""
+    shape, tau_shape = fresh_shapes(shape, tau_shape)
+    nb = len(shape) - 2
+    m, n = int64(shape[-2]), int64(shape[-1])
+    k = int64(tau_shape[-1])
+    fb = FuncBuilder()
+    a = fb.arg(shape, dtype, "a")
+    tau = fb.arg(tau_shape, dtype, "tau")
+    q = fb.arg(shape, dtype, "q")
+    acc = fb.scalar(dtype, "acc")
+    zero, one_ = cast(0, dtype), cast(1, dtype)
+
+    def one(b: list) -> Stmt:
+        def put(i: Any, j: Any, v: Any) -> Stmt:
+            return BufferStore(q, v, (*b, i, j))
+
+        init = _range(0, m, lambda i: _range(0, n, lambda j: put(
+            i, j, Select(tir.all(EQ(i, j), LE(k, j)), one_, zero)), "c"), "r")
+
+        def step(ii: Var) -> Stmt:
+            i = k - 1 - ii
+            t = tau[(*b, i)]
+
+            def apply(c: Var) -> Stmt:
+                return seq(
+                    acc.set(q[(*b, i, c)]),
+                    _range(i + 1, m, lambda r: acc.set(acc.value + a[(*b, r, i)] * q[(*b, r, c)]),
+                           "r"),
+                    put(i, c, q[(*b, i, c)] - t * acc.value),
+                    _range(i + 1, m, lambda r: put(r, c, q[(*b, r, c)]
+                                                   - t * acc.value * a[(*b, r, i)]), "r"))
+
+            own = seq(_range(i + 1, m, lambda r: put(r, i, zero - t * a[(*b, r, i)]), "r"),
+                      put(i, i, one_ - t))
+            return seq(_range(i + 1, n, apply, "c"), own)
+
+        return seq(init, _range(0, k, step, "i"))
+
+    return fb.finish(_batched([shape], nb, one))
+
+
+def matrix_exp_func(shape: Sequence[Any], dtype: str) -> PrimFunc:
+    """``exp(a)`` of ``a`` ``[..., n, n]``: ``a / 2^s`` with 1-norm at most 1/2, its Taylor
+    polynomial (degree 18: truncation below float64's epsilon), squared ``s`` times."""
+    (shape,) = fresh_shapes(shape)
+    nb = len(shape) - 2
+    n = int64(shape[-1])
+    fb = FuncBuilder()
+    a = fb.arg(shape, dtype, "a")
+    e = fb.arg(shape, dtype, "e")
+    tmp = fb.local((n, n), dtype, "work")
+    x = fb.local((n, n), dtype, "scaled")
+    norm = fb.scalar(dtype, "norm")
+    col = fb.scalar(dtype, "col")
+    acc = fb.scalar(dtype, "acc")
+    s = fb.scalar("int64", "s")
+    zero, one_ = cast(0, dtype), cast(1, dtype)
+    degree = 18
+
+    def one(b: list) -> Stmt:
+        def each(body: Callable[[Var, Var], Stmt]) -> Stmt:
+            return _range(0, n, lambda i: _range(0, n, lambda j: body(i, j), "c"), "r")
+
+        def col_sum(j: Var) -> Stmt:
+            return seq(col.set(zero), _range(0, n, lambda i: col.set(
+                col.value + tir.abs(a[(*b, i, j)])), "i"),
+                norm.set(Select(Or(GT(col.value, norm.value), tir.isnan(col.value)),
+                                col.value, norm.value)))
+
+        scale = seq(
+            norm.set(zero), _range(0, n, col_sum, "j"), s.set(i64(0)),
+            while_loop(tir.all(GT(norm.value, cast(0.5, dtype)), LT(s.value, i64(1100))),
+                       seq(norm.set(norm.value * cast(0.5, dtype)), s.set(s.value + 1))),
+            acc.set(tir.power(cast(2.0, dtype), cast(0, dtype) - cast(s.value, dtype))),
+            each(lambda i, j: BufferStore(x, a[(*b, i, j)] * acc.value, (i, j))))
+
+        def eye(i: Any, j: Any) -> Any:
+            return Select(EQ(i, j), one_, zero)
+
+        def matmul(lhs: Callable, rhs: Callable, out_scale: Any, add_eye: bool) -> Stmt:
+            def cell(i: Var, j: Var) -> Stmt:
+                value = acc.value * out_scale + (eye(i, j) if add_eye else zero)
+                return seq(acc.set(zero), _range(0, n, lambda t: acc.set(
+                    acc.value + lhs(i, t) * rhs(t, j)), "t"), BufferStore(tmp, value, (i, j)))
+            return seq(each(cell), each(lambda i, j: BufferStore(e, tmp[i, j], (*b, i, j))))
+
+        taylor = seq(
+            each(lambda i, j: BufferStore(e, eye(i, j), (*b, i, j))),
+            _range(0, degree, lambda d: matmul(  # E = I + X E / (degree - d)
+                lambda i, t: x[i, t], lambda t, j: e[(*b, t, j)],
+                one_ / cast(degree - d, dtype), True), "d"))
+        square = matmul(lambda i, t: e[(*b, i, t)], lambda t, j: e[(*b, t, j)], one_, False)
+        squaring = while_loop(LT(i64(0), s.value), seq(square, s.set(s.value - 1)))
+        return seq(scale, taylor, squaring)
+
+    return fb.finish(_batched([shape], nb, one))
