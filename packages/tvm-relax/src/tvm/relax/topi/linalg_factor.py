@@ -214,7 +214,7 @@ def geqrf_func(shape: Sequence[Any], dtype: str) -> PrimFunc:
             norm = seq(acc.set(zero), _range(j + 1, m, lambda i: acc.set(
                 acc.value + at(i, j) * at(i, j)), "i"))
             reflect = seq(
-                beta.set(zero - tir.copysign(tir.hypot(alpha, tir.sqrt(acc.value)), alpha)),
+                beta.set(zero - tir.op.copysign(tir.op.hypot(alpha, tir.sqrt(acc.value)), alpha)),
                 BufferStore(tau, (beta.value - alpha) / beta.value, (*b, j)),
                 acc.set(cast(1, dtype) / (alpha - beta.value)),
                 _range(j + 1, m, lambda i: put(i, j, at(i, j) * acc.value), "i"),
@@ -314,7 +314,7 @@ def matrix_exp_func(shape: Sequence[Any], dtype: str) -> PrimFunc:
             norm.set(zero), _range(0, n, col_sum, "j"), s.set(i64(0)),
             while_loop(tir.all(GT(norm.value, cast(0.5, dtype)), LT(s.value, i64(1100))),
                        seq(norm.set(norm.value * cast(0.5, dtype)), s.set(s.value + 1))),
-            acc.set(tir.power(cast(2.0, dtype), cast(0, dtype) - cast(s.value, dtype))),
+            acc.set(tir.op.power(cast(2.0, dtype), cast(0, dtype) - cast(s.value, dtype))),
             each(lambda i, j: BufferStore(x, a[(*b, i, j)] * acc.value, (i, j))))
 
         def eye(i: Any, j: Any) -> Any:
