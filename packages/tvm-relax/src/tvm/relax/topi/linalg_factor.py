@@ -22,13 +22,14 @@ from typing import Any, Callable, Sequence
 
 from tvm import tir
 from tvm.tir import BufferStore, For, PrimFunc, Stmt, Var
-from tvm.tir.expr import EQ, GT, LE, LT, NE, Or, Select
+from tvm.tir.expr import EQ, GE, GT, LE, LT, NE, Or, Select
 
 from ._tir import FuncBuilder, fresh_shapes, i64, if_then, loop_nest, seq, while_loop
 from ._util import cast, int64
 
 __all__ = ["lu_factor_func", "cholesky_func", "trsm_func", "lu_permutation_func",
-           "geqrf_func", "householder_product_func", "matrix_exp_func"]
+           "geqrf_func", "householder_product_func", "matrix_exp_func", "ldl_factor_func",
+           "ldl_solve_func"]
 
 
 def _range(lo: Any, hi: Any, body: Callable[[Var], Stmt], name: str = "t") -> Stmt:
@@ -337,3 +338,180 @@ def matrix_exp_func(shape: Sequence[Any], dtype: str) -> PrimFunc:
         return seq(scale, taylor, squaring)
 
     return fb.finish(_batched([shape], nb, one))
+
+
+_BK_ALPHA = (1.0 + 17.0 ** 0.5) / 8.0  # Bunch-Kaufman's growth bound
+
+
+def ldl_factor_func(shape: Sequence[Any], dtype: str) -> PrimFunc:
+    """``(LD, pivots int32 [..., n], info int32 [...])``: LAPACK ``sytf2`` (lower) of the
+    symmetric ``a`` ``[..., n, n]`` (its lower triangle is read): Bunch-Kaufman pivoting,
+    1-based ``pivots`` positive for a 1x1 block, ``-p`` on both rows of a 2x2 block; the
+    strict upper triangle of ``LD`` is zero."""
+    (shape,) = fresh_shapes(shape)
+    nb = len(shape) - 2
+    n = int64(shape[-1])
+    fb = FuncBuilder()
+    a = fb.arg(shape, dtype, "a")
+    ld = fb.arg(shape, dtype, "ld")
+    piv = fb.arg((*shape[:nb], n), "int32", "pivots")
+    info = fb.arg(tuple(shape[:nb]), "int32", "info")
+    k, kstep, kp = (fb.scalar("int64", s) for s in ("k", "kstep", "kp"))
+    imax, jmax = fb.scalar("int64", "imax"), fb.scalar("int64", "jmax")
+    absakk, colmax, rowmax = (fb.scalar(dtype, s) for s in ("absakk", "colmax", "rowmax"))
+    best, tmp = fb.scalar(dtype, "best"), fb.scalar(dtype, "tmp")
+    d11, d21, d22, wk, wkp1 = (fb.scalar(dtype, s) for s in ("d11", "d21", "d22", "wk", "wkp1"))
+    zero, one_, alpha = cast(0, dtype), cast(1, dtype), cast(_BK_ALPHA, dtype)
+    zero_i = i64(0)
+
+    def one(b: list) -> Stmt:
+        def at(i: Any, j: Any) -> Any:
+            return ld[(*b, i, j)]
+
+        def put(i: Any, j: Any, v: Any) -> Stmt:
+            return BufferStore(ld, v, (*b, i, j))
+
+        def swap(i1: Any, j1: Any, i2: Any, j2: Any) -> Stmt:
+            return seq(tmp.set(at(i1, j1)), put(i1, j1, at(i2, j2)), put(i2, j2, tmp.value))
+
+        def argmax(idx: Any, lo: Any, hi: Any, get: Callable[[Var], Any]) -> Stmt:
+            """``idx`` = the first position in ``[lo, hi)`` of the largest ``|get|``."""
+            return seq(idx.set(lo), best.set(cast(-1, dtype)), _range(lo, hi, lambda i: if_then(
+                GT(tir.abs(get(i)), best.value), seq(best.set(tir.abs(get(i))), idx.set(i))),
+                "i"))
+
+        kk_ = k.value
+        col = seq(
+            absakk.set(tir.abs(at(kk_, kk_))),
+            if_then(LT(kk_, n - 1),
+                    seq(argmax(imax, kk_ + 1, n, lambda i: at(i, kk_)),
+                        colmax.set(tir.abs(at(imax.value, kk_)))),
+                    seq(imax.set(kk_), colmax.set(zero))))
+        im = imax.value
+        choose = if_then(
+            GE(absakk.value, alpha * colmax.value), kp.set(kk_), seq(
+                argmax(jmax, kk_, im, lambda j: at(im, j)),
+                rowmax.set(tir.abs(at(im, jmax.value))),
+                if_then(LT(im, n - 1), seq(
+                    argmax(jmax, im + 1, n, lambda i: at(i, im)),
+                    rowmax.set(tir.Max(rowmax.value, tir.abs(at(jmax.value, im)))))),
+                if_then(GE(absakk.value, alpha * colmax.value * (colmax.value / rowmax.value)),
+                        kp.set(kk_),
+                        if_then(GE(tir.abs(at(im, im)), alpha * rowmax.value), kp.set(im),
+                                seq(kp.set(im), kstep.set(i64(2)))))))
+        kk = kk_ + kstep.value - 1
+        p = kp.value
+        interchange = if_then(NE(p, kk), seq(
+            _range(p + 1, n, lambda i: swap(i, kk, i, p), "i"),
+            _range(kk + 1, p, lambda j: swap(j, kk, p, j), "j"),
+            swap(kk, kk, p, p),
+            if_then(EQ(kstep.value, 2), swap(kk_ + 1, kk_, p, kk_))))
+        one_by_one = if_then(LT(kk_, n - 1), seq(
+            d11.set(one_ / at(kk_, kk_)),
+            _range(kk_ + 1, n, lambda j: _range(j, n, lambda i: put(
+                i, j, at(i, j) + at(i, kk_) * ((zero - d11.value) * at(j, kk_))), "i"), "j"),
+            _range(kk_ + 1, n, lambda i: put(i, kk_, at(i, kk_) * d11.value), "i")))
+
+        def two_col(j: Var) -> Stmt:
+            return seq(
+                wk.set(d21.value * (d11.value * at(j, kk_) - at(j, kk_ + 1))),
+                wkp1.set(d21.value * (d22.value * at(j, kk_ + 1) - at(j, kk_))),
+                _range(j, n, lambda i: put(i, j, at(i, j) - (
+                    at(i, kk_) * wk.value + at(i, kk_ + 1) * wkp1.value)), "i"),
+                put(j, kk_, wk.value), put(j, kk_ + 1, wkp1.value))
+
+        two_by_two = if_then(LT(kk_, n - 2), seq(
+            d21.set(at(kk_ + 1, kk_)),
+            d11.set(at(kk_ + 1, kk_ + 1) / d21.value),
+            d22.set(at(kk_, kk_) / d21.value),
+            tmp.set(one_ / (d11.value * d22.value - one_)),
+            d21.set(tmp.value / d21.value),
+            _range(kk_ + 2, n, two_col, "j")))
+        singular = Or(EQ(tir.Max(absakk.value, colmax.value), zero), tir.isnan(absakk.value))
+        fail = seq(kp.set(kk_), if_then(EQ(info[tuple(b)], 0), BufferStore(
+            info, cast(kk_ + 1, "int32"), tuple(b))))
+        factor = seq(choose, interchange,
+                     if_then(EQ(kstep.value, 1), one_by_one, two_by_two))
+        record = if_then(
+            EQ(kstep.value, 1), BufferStore(piv, cast(p + 1, "int32"), (*b, kk_)),
+            seq(BufferStore(piv, cast(zero_i - p - 1, "int32"), (*b, kk_)),
+                BufferStore(piv, cast(zero_i - p - 1, "int32"), (*b, kk_ + 1))))
+        step = seq(kstep.set(i64(1)), col, if_then(singular, fail, factor), record,
+                   k.set(kk_ + kstep.value))
+        copy = _range(0, n, lambda i: _range(0, n, lambda j: put(
+            i, j, Select(LE(j, i), a[(*b, i, j)], zero)), "c"), "r")
+        return seq(copy, BufferStore(info, cast(0, "int32"), tuple(b)), k.set(i64(0)),
+                   while_loop(LT(k.value, n), step))
+
+    return fb.finish(_batched([shape], nb, one))
+
+
+def ldl_solve_func(ld_shape: Sequence[Any], b_shape: Sequence[Any], dtype: str) -> PrimFunc:
+    """``X`` with ``A X = B`` from :func:`ldl_factor_func`'s ``(LD, pivots)`` (LAPACK
+    ``sytrs``, lower); ``LD`` ``[..., n, n]``, ``B`` ``[..., n, k]``, same batch dims."""
+    ld_shape, b_shape = fresh_shapes(ld_shape, b_shape)
+    nb = len(ld_shape) - 2
+    n, ncol = int64(b_shape[-2]), int64(b_shape[-1])
+    fb = FuncBuilder()
+    ld = fb.arg(ld_shape, dtype, "ld")
+    piv = fb.arg((*ld_shape[:nb], n), "int32", "pivots")
+    rhs = fb.arg(b_shape, dtype, "b")
+    x = fb.arg(b_shape, dtype, "x")
+    k, kp = fb.scalar("int64", "k"), fb.scalar("int64", "kp")
+    tmp, acc, acc2 = fb.scalar(dtype, "tmp"), fb.scalar(dtype, "acc"), fb.scalar(dtype, "acc2")
+    akm1k, akm1, ak, denom = (fb.scalar(dtype, s) for s in ("akm1k", "akm1", "ak", "denom"))
+    one_, zero, zero_i = cast(1, dtype), cast(0, dtype), i64(0)
+
+    def one(b: list) -> Stmt:
+        def A(i: Any, j: Any) -> Any:  # noqa: N802
+            return ld[(*b, i, j)]
+
+        def X(i: Any, c: Any) -> Any:  # noqa: N802
+            return x[(*b, i, c)]
+
+        def put(i: Any, c: Any, v: Any) -> Stmt:
+            return BufferStore(x, v, (*b, i, c))
+
+        def swap_rows(r1: Any, r2: Any) -> Stmt:
+            return if_then(NE(r1, r2), _range(0, ncol, lambda c: seq(
+                tmp.set(X(r1, c)), put(r1, c, X(r2, c)), put(r2, c, tmp.value)), "c"))
+
+        kk = k.value
+        pv = int64(piv[(*b, kk)])
+        # forward: L D y = P b
+        fwd1 = seq(
+            swap_rows(kk, pv - 1),
+            _range(0, ncol, lambda c: seq(
+                _range(kk + 1, n, lambda i: put(i, c, X(i, c) - A(i, kk) * X(kk, c)), "i"),
+                put(kk, c, X(kk, c) / A(kk, kk))), "c"),
+            k.set(kk + 1))
+        fwd2 = seq(
+            kp.set(zero_i - pv - 1),
+            swap_rows(kk + 1, kp.value),
+            _range(0, ncol, lambda c: _range(kk + 2, n, lambda i: put(
+                i, c, X(i, c) - A(i, kk) * X(kk, c) - A(i, kk + 1) * X(kk + 1, c)), "i"), "c"),
+            akm1k.set(A(kk + 1, kk)), akm1.set(A(kk, kk) / akm1k.value),
+            ak.set(A(kk + 1, kk + 1) / akm1k.value),
+            denom.set(akm1.value * ak.value - one_),
+            _range(0, ncol, lambda c: seq(
+                acc.set(X(kk, c) / akm1k.value), acc2.set(X(kk + 1, c) / akm1k.value),
+                put(kk, c, (ak.value * acc.value - acc2.value) / denom.value),
+                put(kk + 1, c, (akm1.value * acc2.value - acc.value) / denom.value)), "c"),
+            k.set(kk + 2))
+        forward = while_loop(LT(kk, n), if_then(LT(zero_i, pv), fwd1, fwd2))
+
+        def dot_below(row: Any, col_of_l: Any) -> Stmt:  # x[row] -= L[k+1:, col]^T x[k+1:]
+            return _range(0, ncol, lambda c: seq(
+                acc.set(zero), _range(kk + 1, n, lambda i: acc.set(
+                    acc.value + A(i, col_of_l) * X(i, c)), "i"),
+                put(row, c, X(row, c) - acc.value)), "c")
+
+        back1 = seq(dot_below(kk, kk), swap_rows(kk, pv - 1), k.set(kk - 1))
+        back2 = seq(dot_below(kk, kk), dot_below(kk - 1, kk - 1),
+                    swap_rows(kk, zero_i - pv - 1), k.set(kk - 2))
+        backward = while_loop(LE(zero_i, kk), if_then(LT(zero_i, pv), back1, back2))
+        copy = _range(0, n, lambda i: _range(0, ncol, lambda c: put(i, c, rhs[(*b, i, c)]),
+                                             "c"), "r")
+        return seq(copy, k.set(i64(0)), forward, k.set(n - 1), backward)
+
+    return fb.finish(_batched([ld_shape], nb, one))

@@ -439,3 +439,26 @@ def _matrix_exp(ctx: NodeContext) -> Any:
     (e,) = _call(ctx, _tf.matrix_exp_func(shape, ctx.dtype(a)), "matrix_exp", [a],
                  [(shape, ctx.dtype(a))])
     return e
+
+
+# -- LDL^T (Bunch-Kaufman) --------------------------------------------------------------------
+@converter("aten.linalg_ldl_factor_ex.default")
+def _ldl_factor_ex(ctx: NodeContext) -> Any:
+    a = _float_input(ctx, 0, "self")
+    _square(ctx, a)  # hermitian=True is the same factorization for real matrices
+    shape = ctx.shape(a)
+    return _call(ctx, _tf.ldl_factor_func(shape, ctx.dtype(a)), "ldl_factor", [a],
+                 [(shape, ctx.dtype(a)), (shape[:-1], "int32"), (shape[:-2], "int32")])
+
+
+@converter("aten.linalg_ldl_solve.default")
+def _ldl_solve(ctx: NodeContext) -> Any:
+    ld = _float_input(ctx, 0, "LD")
+    pivots = ctx.astype(ctx.tensor(1, "pivots"), "int32")
+    b = _float_input(ctx, 2, "B")
+    batch = _bcast(ctx, ctx.shape(ld)[:-2], ctx.shape(b)[:-2])
+    ld, b = _to_batch(ctx, ld, batch), _to_batch(ctx, b, batch)
+    pivots = _to_batch(ctx, pivots, batch, tail=1)
+    func = _tf.ldl_solve_func(ctx.shape(ld), ctx.shape(b), ctx.dtype(b))
+    (x,) = _call(ctx, func, "ldl_solve", [ld, pivots, b], [(ctx.shape(b), ctx.dtype(b))])
+    return x
