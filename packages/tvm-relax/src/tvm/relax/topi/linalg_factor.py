@@ -29,7 +29,7 @@ from ._util import cast, int64
 
 __all__ = ["lu_factor_func", "cholesky_func", "trsm_func", "lu_permutation_func",
            "geqrf_func", "householder_product_func", "matrix_exp_func", "ldl_factor_func",
-           "ldl_solve_func"]
+           "ldl_solve_func", "svd_jacobi_func"]
 
 
 def _range(lo: Any, hi: Any, body: Callable[[Var], Stmt], name: str = "t") -> Stmt:
@@ -515,3 +515,91 @@ def ldl_solve_func(ld_shape: Sequence[Any], b_shape: Sequence[Any], dtype: str) 
         return seq(copy, k.set(i64(0)), forward, k.set(n - 1), backward)
 
     return fb.finish(_batched([ld_shape], nb, one))
+
+
+def svd_jacobi_func(shape: Sequence[Any], dtype: str) -> PrimFunc:
+    """``(U [..., m, n], S [..., n], V [..., n, n])`` with ``A = U diag(S) V^T`` for ``a``
+    ``[..., m, n]``, ``m >= n``: one-sided (Hestenes) Jacobi rotations until every column
+    pair is orthogonal to working precision, ``S`` sorted in descending order.  A column
+    whose singular value is zero is left zero in ``U``."""
+    (shape,) = fresh_shapes(shape)
+    nb = len(shape) - 2
+    m, n = int64(shape[-2]), int64(shape[-1])
+    fb = FuncBuilder()
+    a = fb.arg(shape, dtype, "a")
+    u = fb.arg(shape, dtype, "u")
+    sv = fb.arg((*shape[:nb], n), dtype, "s")
+    v = fb.arg((*shape[:nb], n, n), dtype, "v")
+    al, be, ga = (fb.scalar(dtype, s) for s in ("alpha", "beta", "gamma"))
+    zeta, t, c, sn, tmp = (fb.scalar(dtype, s) for s in ("zeta", "t", "c", "s", "tmp"))
+    rotated, sweeps, best = fb.scalar("int64", "rotated"), fb.scalar("int64", "sweeps"), \
+        fb.scalar("int64", "best")
+    eps = cast(2.0 ** -23 if dtype == "float32" else 2.0 ** -52, dtype)
+    zero, one_ = cast(0, dtype), cast(1, dtype)
+
+    def one(b: list) -> Stmt:
+        def U(i: Any, j: Any) -> Any:  # noqa: N802
+            return u[(*b, i, j)]
+
+        def V(i: Any, j: Any) -> Any:  # noqa: N802
+            return v[(*b, i, j)]
+
+        def rot(buf: Any, rows: Any, p: Any, q: Any) -> Stmt:
+            def r(i: Var) -> Stmt:
+                x, y = buf[(*b, i, p)], buf[(*b, i, q)]
+                return seq(tmp.set(x), BufferStore(buf, c.value * x - sn.value * y, (*b, i, p)),
+                           BufferStore(buf, sn.value * tmp.value + c.value * y, (*b, i, q)))
+            return _range(0, rows, r, "i")
+
+        def pair(p: Var, q: Var) -> Stmt:
+            dots = seq(al.set(zero), be.set(zero), ga.set(zero), _range(0, m, lambda i: seq(
+                al.set(al.value + U(i, p) * U(i, p)), be.set(be.value + U(i, q) * U(i, q)),
+                ga.set(ga.value + U(i, p) * U(i, q))), "i"))
+            rotate = seq(
+                zeta.set((be.value - al.value) / (cast(2, dtype) * ga.value)),
+                t.set(tir.op.copysign(one_, zeta.value)
+                      / (tir.abs(zeta.value) + tir.sqrt(one_ + zeta.value * zeta.value))),
+                c.set(one_ / tir.sqrt(one_ + t.value * t.value)), sn.set(c.value * t.value),
+                rot(u, m, p, q), rot(v, n, p, q), rotated.set(rotated.value + 1))
+            needed = GT(tir.abs(ga.value), eps * tir.sqrt(al.value * be.value))
+            return seq(dots, if_then(tir.all(needed, NE(ga.value, zero)), rotate))
+
+        sweep = seq(rotated.set(i64(0)), _range(0, n, lambda p: _range(
+            p + 1, n, lambda q: pair(p, q), "q"), "p"), sweeps.set(sweeps.value + 1))
+        init = seq(
+            _range(0, m, lambda i: _range(0, n, lambda j: BufferStore(u, a[(*b, i, j)],
+                                                                      (*b, i, j)), "c"), "r"),
+            _range(0, n, lambda i: _range(0, n, lambda j: BufferStore(
+                v, Select(EQ(i, j), one_, zero), (*b, i, j)), "c"), "r"))
+
+        def norm(j: Var) -> Stmt:
+            return seq(al.set(zero), _range(0, m, lambda i: al.set(al.value + U(i, j) * U(i, j)),
+                                            "i"), BufferStore(sv, tir.sqrt(al.value), (*b, j)))
+
+        def swap_cols(buf: Any, rows: Any, p: Any, q: Any) -> Stmt:
+            return _range(0, rows, lambda i: seq(
+                tmp.set(buf[(*b, i, p)]), BufferStore(buf, buf[(*b, i, q)], (*b, i, p)),
+                BufferStore(buf, tmp.value, (*b, i, q))), "i")
+
+        def select(j: Var) -> Stmt:  # selection sort, descending
+            find = seq(best.set(j), _range(j + 1, n, lambda i: if_then(
+                GT(sv[(*b, i)], sv[(*b, best.value)]), best.set(i)), "i"))
+            bv = best.value
+            swap = if_then(NE(bv, j), seq(
+                tmp.set(sv[(*b, j)]), BufferStore(sv, sv[(*b, bv)], (*b, j)),
+                BufferStore(sv, tmp.value, (*b, bv)), swap_cols(u, m, j, bv),
+                swap_cols(v, n, j, bv)))
+            return seq(find, swap)
+
+        def normalize(j: Var) -> Stmt:
+            s_j = sv[(*b, j)]
+            return _range(0, m, lambda i: BufferStore(
+                u, Select(GT(s_j, zero), U(i, j) / s_j, zero), (*b, i, j)), "i")
+
+        return seq(init, sweeps.set(i64(0)), rotated.set(i64(1)),
+                   while_loop(tir.all(LT(i64(0), rotated.value), LT(sweeps.value, i64(80))),
+                              sweep),
+                   _range(0, n, norm, "j"), _range(0, n, select, "j"),
+                   _range(0, n, normalize, "j"))
+
+    return fb.finish(_batched([shape], nb, one))

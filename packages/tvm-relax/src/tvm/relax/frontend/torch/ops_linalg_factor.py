@@ -462,3 +462,77 @@ def _ldl_solve(ctx: NodeContext) -> Any:
     func = _tf.ldl_solve_func(ctx.shape(ld), ctx.shape(b), ctx.dtype(b))
     (x,) = _call(ctx, func, "ldl_solve", [ld, pivots, b], [(ctx.shape(b), ctx.dtype(b))])
     return x
+
+
+# -- SVD (one-sided Jacobi) and the pseudo-inverse ---------------------------------------------
+def _svd(ctx: NodeContext, a: Any) -> list[Any]:
+    """``(U [..., m, k], S [..., k], V [..., n, k])``, ``A = U diag(S) V^T``, ``k = min(m, n)``."""
+    shape = ctx.shape(a)
+    m, n = shape[-2], shape[-1]
+    if not (isinstance(m, int) and isinstance(n, int)):
+        raise ctx.unsupported("an SVD of matrices of symbolic size")
+    wide = m < n
+    src = _mT(ctx, a) if wide else a
+    sshape = ctx.shape(src)
+    k = sshape[-1]
+    u, s, v = _call(ctx, _tf.svd_jacobi_func(sshape, ctx.dtype(a)), "svd_jacobi", [src],
+                    [(sshape, ctx.dtype(a)), ((*sshape[:-2], k), ctx.dtype(a)),
+                     ((*sshape[:-2], k, k), ctx.dtype(a))])
+    return [v, s, u] if wide else [u, s, v]
+
+
+@converter("aten._linalg_svd.default")
+def _linalg_svd(ctx: NodeContext) -> Any:
+    a = _float_input(ctx, 0, "A")
+    full = _flag(ctx, 1, "full_matrices", False)
+    compute_uv = _flag(ctx, 2, "compute_uv", True)
+    shape = ctx.shape(a)
+    if compute_uv and full and not _same(shape[-2], shape[-1]):
+        raise ctx.unsupported("full_matrices=True for non-square matrices")
+    u, s, v = _svd(ctx, a)
+    if not compute_uv:
+        return [_op.zeros(ctx.out_shape(0), ctx.dtype(a)), s,
+                _op.zeros(ctx.out_shape(2), ctx.dtype(a))]
+    return [u, s, _mT(ctx, v)]
+
+
+def _tolerance(ctx: NodeContext, value: Any, dtype: str) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, (int, float)):
+        return ctx.const(float(value), dtype)
+    return ctx.astype(value, dtype)
+
+
+@converter("aten.linalg_pinv")
+def _linalg_pinv(ctx: NodeContext) -> Any:
+    a = _float_input(ctx, 0, "self")
+    dtype = ctx.dtype(a)
+    if ctx.op == "aten.linalg_pinv.default":  # pinv(self, rcond, hermitian)
+        atol, rtol = None, _tolerance(ctx, ctx.arg(1, "rcond"), dtype)
+        hermitian = _flag(ctx, 2, "hermitian", False)
+    else:  # atol_rtol_tensor / atol_rtol_float
+        atol = _tolerance(ctx, ctx.arg(1, "atol"), dtype)
+        rtol = _tolerance(ctx, ctx.arg(2, "rtol"), dtype)
+        hermitian = _flag(ctx, 3, "hermitian", False)
+    shape = ctx.shape(a)
+    nd = len(shape)
+    if hermitian:  # torch reads the lower triangle only (eigh)
+        a = ctx.emit(_op.add(_op.tril(a), _op.permute_dims(
+            _op.tril(a, -1), list(range(nd - 2)) + [nd - 1, nd - 2])))
+    u, s, v = _svd(ctx, a)
+    eps = 2.0 ** -23 if dtype == "float32" else 2.0 ** -52
+    default_rtol = ctx.const(eps * max(shape[-2], shape[-1]), dtype)
+    zero = ctx.const(0.0, dtype)
+    if rtol is None:
+        rtol = default_rtol if atol is None else _op.where(
+            _op.greater(atol, zero), zero, default_rtol)
+    smax = _op.max(s, axis=[nd - 2], keepdims=True)
+    thr = _op.multiply(rtol if ctx.ndim(ctx.emit(rtol)) == 0 else _op.expand_dims(rtol, -1),
+                       smax)
+    if atol is not None:
+        thr = _op.maximum(_op.expand_dims(atol, -1) if ctx.ndim(atol) else atol, thr)
+    keep = _op.greater(s, thr)
+    sinv = ctx.emit(_op.where(keep, _op.divide(ctx.const(1.0, dtype), s), zero))
+    scaled = _op.multiply(v, _op.expand_dims(sinv, -2))
+    return _op.matmul(scaled, _mT(ctx, u))
