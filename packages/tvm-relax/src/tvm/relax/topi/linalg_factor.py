@@ -29,7 +29,7 @@ from ._util import cast, int64
 
 __all__ = ["lu_factor_func", "cholesky_func", "trsm_func", "lu_permutation_func",
            "geqrf_func", "householder_product_func", "matrix_exp_func", "ldl_factor_func",
-           "ldl_solve_func", "svd_jacobi_func"]
+           "ldl_solve_func", "svd_jacobi_func", "eigh_jacobi_func"]
 
 
 def _range(lo: Any, hi: Any, body: Callable[[Var], Stmt], name: str = "t") -> Stmt:
@@ -601,5 +601,85 @@ def svd_jacobi_func(shape: Sequence[Any], dtype: str) -> PrimFunc:
                               sweep),
                    _range(0, n, norm, "j"), _range(0, n, select, "j"),
                    _range(0, n, normalize, "j"))
+
+    return fb.finish(_batched([shape], nb, one))
+
+
+def eigh_jacobi_func(shape: Sequence[Any], dtype: str, upper: bool = False) -> PrimFunc:
+    """``(w [..., n], V [..., n, n])``: eigenvalues (ascending) and eigenvectors (columns) of
+    the symmetric ``a`` ``[..., n, n]`` whose lower (``upper``: upper) triangle is read;
+    cyclic Jacobi rotations until the off-diagonal is zero to working precision."""
+    (shape,) = fresh_shapes(shape)
+    nb = len(shape) - 2
+    n = int64(shape[-1])
+    fb = FuncBuilder()
+    a = fb.arg(shape, dtype, "a")
+    w = fb.arg((*shape[:nb], n), dtype, "w")
+    v = fb.arg(shape, dtype, "v")
+    work = fb.local((n, n), dtype, "work")
+    theta, t, c, sn, x, y = (fb.scalar(dtype, s) for s in ("theta", "t", "c", "s", "x", "y"))
+    rotated, sweeps, best = (fb.scalar("int64", s) for s in ("rotated", "sweeps", "best"))
+    eps = cast(2.0 ** -23 if dtype == "float32" else 2.0 ** -52, dtype)
+    zero, one_ = cast(0, dtype), cast(1, dtype)
+
+    def one(b: list) -> Stmt:
+        def sym(i: Any, j: Any) -> Any:
+            lo = a[(*b, j, i)] if upper else a[(*b, i, j)]
+            hi = a[(*b, i, j)] if upper else a[(*b, j, i)]
+            return Select(LE(j, i), lo, hi)
+
+        def W(i: Any, j: Any) -> Any:  # noqa: N802
+            return work[i, j]
+
+        def pair(p: Var, q: Var) -> Stmt:
+            def cols(k: Var) -> Stmt:
+                return seq(x.set(W(k, p)), y.set(W(k, q)),
+                           BufferStore(work, c.value * x.value - sn.value * y.value, (k, p)),
+                           BufferStore(work, sn.value * x.value + c.value * y.value, (k, q)))
+
+            def rows(k: Var) -> Stmt:
+                return seq(x.set(W(p, k)), y.set(W(q, k)),
+                           BufferStore(work, c.value * x.value - sn.value * y.value, (p, k)),
+                           BufferStore(work, sn.value * x.value + c.value * y.value, (q, k)))
+
+            def vecs(k: Var) -> Stmt:
+                return seq(x.set(v[(*b, k, p)]), y.set(v[(*b, k, q)]),
+                           BufferStore(v, c.value * x.value - sn.value * y.value, (*b, k, p)),
+                           BufferStore(v, sn.value * x.value + c.value * y.value, (*b, k, q)))
+
+            rotate = seq(
+                theta.set((W(q, q) - W(p, p)) / (cast(2, dtype) * W(p, q))),
+                t.set(tir.op.copysign(one_, theta.value)
+                      / (tir.abs(theta.value) + tir.sqrt(one_ + theta.value * theta.value))),
+                c.set(one_ / tir.sqrt(one_ + t.value * t.value)), sn.set(c.value * t.value),
+                _range(0, n, cols, "k"), _range(0, n, rows, "k"), _range(0, n, vecs, "k"),
+                BufferStore(work, zero, (p, q)), BufferStore(work, zero, (q, p)),
+                rotated.set(rotated.value + 1))
+            needed = GT(tir.abs(W(p, q)), eps * tir.sqrt(tir.abs(W(p, p)) * tir.abs(W(q, q))))
+            return if_then(tir.all(needed, NE(W(p, q), zero)), rotate)
+
+        sweep = seq(rotated.set(i64(0)), _range(0, n, lambda p: _range(
+            p + 1, n, lambda q: pair(p, q), "q"), "p"), sweeps.set(sweeps.value + 1))
+        init = _range(0, n, lambda i: _range(0, n, lambda j: seq(
+            BufferStore(work, sym(i, j), (i, j)),
+            BufferStore(v, Select(EQ(i, j), one_, zero), (*b, i, j))), "c"), "r")
+
+        def select(j: Var) -> Stmt:  # selection sort, ascending
+            find = seq(best.set(j), _range(j + 1, n, lambda i: if_then(
+                LT(w[(*b, i)], w[(*b, best.value)]), best.set(i)), "i"))
+            bv = best.value
+            swap = if_then(NE(bv, j), seq(
+                x.set(w[(*b, j)]), BufferStore(w, w[(*b, bv)], (*b, j)),
+                BufferStore(w, x.value, (*b, bv)),
+                _range(0, n, lambda i: seq(
+                    x.set(v[(*b, i, j)]), BufferStore(v, v[(*b, i, bv)], (*b, i, j)),
+                    BufferStore(v, x.value, (*b, i, bv))), "i")))
+            return seq(find, swap)
+
+        return seq(init, sweeps.set(i64(0)), rotated.set(i64(1)),
+                   while_loop(tir.all(LT(i64(0), rotated.value), LT(sweeps.value, i64(80))),
+                              sweep),
+                   _range(0, n, lambda j: BufferStore(w, W(j, j), (*b, j)), "j"),
+                   _range(0, n, select, "j"))
 
     return fb.finish(_batched([shape], nb, one))

@@ -536,3 +536,17 @@ def _linalg_pinv(ctx: NodeContext) -> Any:
     sinv = ctx.emit(_op.where(keep, _op.divide(ctx.const(1.0, dtype), s), zero))
     scaled = _op.multiply(v, _op.expand_dims(sinv, -2))
     return _op.matmul(scaled, _mT(ctx, u))
+
+
+@converter("aten._linalg_eigh.default")
+def _linalg_eigh(ctx: NodeContext) -> Any:
+    a = _float_input(ctx, 0, "A")
+    _square(ctx, a)
+    uplo = ctx.arg(1, "UPLO", "L")
+    if uplo not in ("L", "U"):
+        raise ctx.error(f"UPLO must be 'L' or 'U', got {uplo!r}")
+    compute_v = _flag(ctx, 2, "compute_v", True)
+    shape = ctx.shape(a)
+    w, v = _call(ctx, _tf.eigh_jacobi_func(shape, ctx.dtype(a), uplo == "U"), "eigh_jacobi",
+                 [a], [((*shape[:-1],), ctx.dtype(a)), (shape, ctx.dtype(a))])
+    return [w, v if compute_v else _op.zeros(ctx.out_shape(1), ctx.dtype(a))]
