@@ -32,7 +32,7 @@ def _spd(*shape, dtype=torch.float64):
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-def test_lu_family(dtype):
+def test_lu_family(dtype):  # one build for the whole family: builds dominate the run time
     def fn(a, b):
         lu, piv = torch.linalg.lu_factor(a)
         p, low, up = torch.lu_unpack(lu, piv)
@@ -111,8 +111,32 @@ def test_qr_family(shape):
     check(Fn(fn), [a, _rand(*shape[:-1], 2, seed=3)], rtol=1e-8, atol=1e-10)
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-def test_matrix_exp(dtype):
-    a = torch.stack([_rand(4, 4, dtype=dtype) * s for s in (0.0, 0.05, 1.0, 6.0)])
-    check(Fn(torch.linalg.matrix_exp), [a], rtol=1e-4 if dtype == torch.float32 else 1e-9,
+def test_matrix_exp():
+    a = torch.stack([_rand(4, 4) * s for s in (0.0, 0.05, 1.0, 6.0)])
+    check(Fn(torch.linalg.matrix_exp), [a], rtol=1e-9, atol=1e-12)
+
+
+def test_ldl_two_by_two_pivots():
+    x = _rand(3, 6, 6, seed=7)
+    a = x + x.mT
+    a[1] = 0.001 * a[1]  # a tiny diagonal against its column: 2x2 pivots
+    a[1].diagonal().mul_(0.001)
+    b = _rand(3, 6, 2, seed=8)
+    fn = Fn(lambda a, b: (*torch.linalg.ldl_factor_ex(a),
+                          torch.linalg.ldl_solve(*torch.linalg.ldl_factor(a), b)))
+    assert (torch.linalg.ldl_factor(a)[1] < 0).any()
+    check(fn, [a, b], rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("shape", [(2, 5, 3), (3, 5)])
+def test_svd_values_pinv_rank_and_eigh(shape):
+    def fn(a, s):
+        return (torch.linalg.svdvals(a), torch.linalg.pinv(a), torch.linalg.matrix_rank(a),
+                torch.linalg.pinv(a, atol=0.5), torch.linalg.eigvalsh(s),
+                torch.linalg.eigvalsh(s, UPLO="U"), torch.linalg.pinv(s, hermitian=True),
+                torch.linalg.matrix_rank(s @ s.mT, hermitian=True))
+
+    a = _rand(*shape, dtype=torch.float32)
+    a[..., -1] = a[..., 0]  # rank deficient
+    check(Fn(fn), [a, _rand(*shape[:-2], 4, 4, dtype=torch.float32, seed=9)], rtol=1e-4,
           atol=1e-5)

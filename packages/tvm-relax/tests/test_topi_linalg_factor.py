@@ -151,3 +151,44 @@ def test_matrix_exp(scale):
     (e,) = _run(tf.matrix_exp_func(a.shape, "float64"), [a], [(a.shape, "float64")])
     for b in range(2):
         np.testing.assert_allclose(e[b], expm(a[b]), rtol=1e-9, atol=1e-12)
+
+
+@requires_llvm
+def test_ldl_factor_and_solve():
+    from scipy.linalg import ldl
+
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 5, 5))
+    a = x + x.transpose(0, 2, 1)
+    a[1] *= 1e-3
+    a[1][np.arange(5), np.arange(5)] *= 1e-3
+    b = rng.standard_normal((2, 5, 2))
+    ld, piv, info = _run(tf.ldl_factor_func(a.shape, "float64"), [a],
+                         [(a.shape, "float64"), ((2, 5), "int32"), ((2,), "int32")])
+    assert info.tolist() == [0, 0] and (piv[1] < 0).any()
+    for k in range(2):
+        low, d, _ = ldl(a[k], lower=True)
+        np.testing.assert_allclose(low @ d @ low.T, a[k], atol=1e-12)
+    (x_,) = _run(tf.ldl_solve_func(a.shape, b.shape, "float64"), [ld, piv, b],
+                 [(b.shape, "float64")])
+    np.testing.assert_allclose(a @ x_, b, rtol=1e-8, atol=1e-10)
+
+
+@requires_llvm
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_svd_and_eigh_jacobi(dtype):
+    rng = np.random.default_rng(6)
+    a = rng.standard_normal((2, 5, 3)).astype(dtype)
+    a[1, :, 2] = 0.0  # a zero singular value
+    u, s, v = _run(tf.svd_jacobi_func(a.shape, dtype), [a],
+                   [(a.shape, dtype), ((2, 3), dtype), ((2, 3, 3), dtype)])
+    tol = 1e-4 if dtype == "float32" else 1e-10
+    np.testing.assert_allclose(s, np.linalg.svd(a.astype(np.float64), compute_uv=False),
+                               rtol=tol, atol=tol)
+    np.testing.assert_allclose(u * s[:, None, :] @ v.transpose(0, 2, 1), a, atol=tol)
+    sym = a[:, :3, :3] + a[:, :3, :3].transpose(0, 2, 1)
+    w, vec = _run(tf.eigh_jacobi_func(sym.shape, dtype), [np.ascontiguousarray(sym)],
+                  [((2, 3), dtype), (sym.shape, dtype)])
+    np.testing.assert_allclose(w, np.linalg.eigvalsh(sym.astype(np.float64)), rtol=tol,
+                               atol=tol)
+    np.testing.assert_allclose(vec @ (w[:, :, None] * vec.transpose(0, 2, 1)), sym, atol=tol)
