@@ -140,3 +140,18 @@ def test_svd_values_pinv_rank_and_eigh(shape):
     a[..., -1] = a[..., 0]  # rank deficient
     check(Fn(fn), [a, _rand(*shape[:-2], 4, 4, dtype=torch.float32, seed=9)], rtol=1e-4,
           atol=1e-5)
+
+
+def test_effect_tokens_carry_no_data():
+    """linalg.inv's check of ``info`` comes as ``with_effects(token, _linalg_check_errors)``:
+    the token is neither a parameter nor an output, and the check is dropped."""
+    from tvm.relax.frontend.torch import from_exported_program
+    from tvm.relax.frontend.torch.importer import decomposition_table
+
+    ep = export(Fn(torch.linalg.inv), [_rand(3, 3)])
+    decomposed = ep.run_decompositions(decomposition_table())
+    assert "TOKEN" in str(decomposed.graph_signature)
+    assert "with_effects" in str(decomposed.graph)
+    func = from_exported_program(decomposed, run_decompositions=False)["main"]
+    assert len(func.params) == 1
+    assert func.ret_struct_info.ndim == 2
