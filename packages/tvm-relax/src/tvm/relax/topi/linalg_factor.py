@@ -14,6 +14,9 @@ results match it and thus torch:
   QR with ``dlarfg``'s reflectors (``beta = -sign(alpha) * ||x||``, ``tau = 0`` when the
   column below the diagonal is zero).
 - :func:`matrix_exp_func` -- scaling and squaring with a Taylor polynomial.
+- :func:`ldl_factor_func` / :func:`ldl_solve_func` -- ``sytf2`` / ``sytrs`` (lower,
+  Bunch-Kaufman pivoting as LAPACK).
+- :func:`svd_jacobi_func` / :func:`eigh_jacobi_func` -- one-sided / cyclic Jacobi.
 """
 
 from __future__ import annotations

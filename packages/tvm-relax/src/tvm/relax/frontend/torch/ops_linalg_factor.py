@@ -3,11 +3,14 @@
 ``_linalg_slogdet``), solves and inverses (``_linalg_solve_ex``, ``linalg_inv_ex``,
 triangular solves), Cholesky (``linalg_cholesky_ex``, ``cholesky``, ``cholesky_solve``,
 ``cholesky_inverse``), Householder QR (``geqrf``, ``linalg_householder_product``, ``ormqr``,
-``linalg_qr``) and ``linalg_matrix_exp``.
+``linalg_qr``), LDL^T (``linalg_ldl_factor_ex``, ``linalg_ldl_solve``), ``_linalg_svd`` and
+``linalg_pinv``, ``_linalg_eigh`` and ``linalg_matrix_exp``.
 
 The per-matrix algorithms are TIR PrimFuncs (``topi.linalg_factor``) called with
 ``call_tir``; the rest is composed from Relax ops.  Pivots and reflectors follow LAPACK, so
-the factors match torch's, not only their products.
+the factors match torch's, not only their products; the SVD and the symmetric eigensolver
+are Jacobi iterations, exact to working precision in the values and in every product of the
+factors, but the signs of singular/eigen vectors follow no LAPACK convention.
 """
 
 from __future__ import annotations
@@ -154,7 +157,7 @@ def _diag(ctx: NodeContext, x: Any) -> Any:
 def _perm_sign(ctx: NodeContext, pivots: Any, dtype: str) -> Any:
     """``(-1) ** (number of row swaps)`` of 1-based ``pivots``."""
     k = ctx.shape(pivots)[-1]
-    rows = _op.arange(1, k + 1 if isinstance(k, int) else k + 1, dtype="int32")
+    rows = _op.arange(1, k + 1, dtype="int32")
     swaps = _op.sum(_op.astype(_op.not_equal(pivots, rows), "int32"), axis=-1)
     odd = _op.equal(_op.floor_mod(swaps, ctx.const(2, "int32")), ctx.const(1, "int32"))
     return ctx.emit(_op.where(odd, ctx.const(-1, dtype), ctx.const(1, dtype)))
@@ -313,7 +316,7 @@ def _triangular_solve(ctx: NodeContext) -> Any:
     coef = _mT(ctx, a) if transpose else a
     x = _trsm(ctx, coef, b, upper != transpose, unit)
     batch = _bcast(ctx, ctx.shape(a)[:-2], ctx.shape(b)[:-2])
-    return [x, _to_batch(ctx, a, batch) if ctx.ndim(a) == len(batch) + 2 else a]
+    return [x, _to_batch(ctx, a, batch)]  # the coefficient, broadcast, as torch returns it
 
 
 # -- Cholesky ---------------------------------------------------------------------------------
@@ -375,7 +378,6 @@ def _householder(ctx: NodeContext, a: Any, tau: Any, ncols: Any = None) -> Any:
             pad = _op.zeros([*shape[:-1], ncols - shape[-1]], ctx.dtype(a))
             a = ctx.emit(_op.concat([a, pad], axis=len(shape) - 1))
         shape = ctx.shape(a)
-    tshape = ctx.shape(tau)
     tau = _to_batch(ctx, tau, shape[:-2], tail=1)
     tshape = ctx.shape(tau)
     (q,) = _call(ctx, _tf.householder_product_func(shape, tshape, ctx.dtype(a)),
@@ -416,7 +418,7 @@ def _linalg_qr(ctx: NodeContext) -> Any:
     if mode not in ("reduced", "complete", "r"):
         raise ctx.unsupported(f"mode={mode!r}")
     shape = ctx.shape(a)
-    m, n = shape[-2], shape[-1]
+    m = shape[-2]
     qr, tau = _geqrf(ctx, a)
     k = ctx.shape(tau)[-1]
     r = _op.triu(qr)
@@ -425,9 +427,7 @@ def _linalg_qr(ctx: NodeContext) -> Any:
     r = ctx.emit(r)
     if mode == "r":
         return [_op.zeros(ctx.out_shape(0), ctx.dtype(a)), r]
-    q = _householder(ctx, qr, tau, m if mode == "complete" else k)
-    del n
-    return [q, r]
+    return [_householder(ctx, qr, tau, m if mode == "complete" else k), r]
 
 
 # -- matrix exponential -----------------------------------------------------------------------
