@@ -55,8 +55,9 @@ def _require_torch() -> Any:
 
 def _load_converters() -> None:
     from . import (  # noqa: F401
-        ops_create, ops_dynamic, ops_index, ops_linalg, ops_math, ops_nn, ops_nn_extra,
-        ops_reduce, ops_rnn, ops_special_bessel, ops_special_gamma, ops_stats, ops_tensor,
+        ops_create, ops_dynamic, ops_index, ops_linalg, ops_linalg_factor, ops_math, ops_nn,
+        ops_nn_extra, ops_reduce, ops_rnn, ops_special_bessel, ops_special_gamma, ops_stats,
+        ops_tensor,
     )
 
 
@@ -126,6 +127,8 @@ class ExportedProgramImporter:
             kind = spec.kind.name if spec is not None else "USER_INPUT"
             if kind == "USER_INPUT":
                 inputs.append(self._user_input(node))
+            elif kind == "TOKEN":  # an effect token (see _with_effects): carries no data
+                self.values[node] = EFFECT_TOKEN
             elif kind in ("PARAMETER", "BUFFER", "CONSTANT_TENSOR"):
                 tensor = self._weight(ep, spec, kind)
                 var = self._weight_value(node, tensor)
@@ -332,6 +335,9 @@ class ExportedProgramImporter:
             except OpNotSupported:
                 pass
         name = op_name(node.target)
+        if name == "with_effects.default" and name not in self.custom:
+            self.values[node] = self._with_effects(node)
+            return
         conv = lookup(name, self.custom)
         if conv is None:
             raise self._unsupported(node, name)
@@ -346,6 +352,28 @@ class ExportedProgramImporter:
             raise
         except Exception as err:  # noqa: BLE001 - re-raised naming the node
             raise TorchImportError(f"{ctx.where()}: {type(err).__name__}: {err}") from err
+
+    def _with_effects(self, node: Any) -> list[Any]:
+        """``with_effects(token, op, *args)``: torch.export threads a token through ops with
+        side effects to order them; the result is ``(token, *op's outputs)``.
+
+        Tokens carry no data and are not imported (a token input is no parameter, a token
+        output is not returned).  The effectful ops torch emits for error checks
+        (``aten._linalg_check_errors`` after a ``linalg_*_ex`` op, ``aten._assert_async``)
+        are dropped: a Relax function has no way to raise at run time, so the compiled
+        program returns what the unchecked op computes (NaN/inf or a partial factor, as
+        the ``*_ex`` variants do, whose ``info`` output reports the failure).  Any other
+        effectful op is not supported.
+        """
+        inner = op_name(node.args[1]) if len(node.args) > 1 else "?"
+        if inner in _CHECK_OPS:
+            return [EFFECT_TOKEN, None]
+        layer = self.layer_of(node)
+        where = f"node {node.name!r}" + (f", layer {layer!r}" if layer else "")
+        raise OpNotSupported(
+            f"{inner} ({where}) has side effects (torch.export wrapped it in with_effects); "
+            "the importer drops only the error-check ops "
+            f"({', '.join(sorted(_CHECK_OPS))}) and supports no other effectful op")
 
     def _unsupported(self, node: Any, name: str) -> OpNotSupported:
         packet = packet_name(name)
@@ -424,6 +452,8 @@ class ExportedProgramImporter:
         out: list[Any] = []
         dropped = []
         for spec, value in zip(sig.output_specs, values):
+            if spec.kind.name == "TOKEN":  # an effect token: no data (see _with_effects)
+                continue
             if spec.kind.name != "USER_OUTPUT":
                 dropped.append(f"{spec.kind.name.lower()} {spec.target or spec.arg.name}")
                 continue
@@ -445,6 +475,23 @@ class ExportedProgramImporter:
                 f"({', '.join(dropped)}); the imported function is inference-only and returns "
                 "the user outputs without writing the mutations back", stacklevel=3)
         return out
+
+
+class EffectToken:
+    """The imported value of a torch.export effect token (it carries no data)."""
+
+    def __repr__(self) -> str:
+        return "EFFECT_TOKEN"
+
+
+EFFECT_TOKEN = EffectToken()
+
+# Effectful error checks dropped on import (see ExportedProgramImporter._with_effects).
+_CHECK_OPS = frozenset({
+    "aten._linalg_check_errors.default", "aten._assert_async.default",
+    "aten._assert_async.msg", "aten._assert_scalar.default",
+    "aten._functional_assert_async.msg",
+})
 
 
 def _prim(value: Any) -> PrimExpr:
