@@ -15,8 +15,10 @@ Sample statuses: ``passed``; ``not_exportable`` (torch.export failed, or no tens
 (import, build or run error, or values/shape/dtype differ).  An entry is ``passed`` when
 every exportable sample passes, ``failed`` when one fails, ``unsupported`` when none fails
 but one is unsupported, ``not_exportable`` when no sample exports.  The pass rate counts
-entries with at least one exportable sample.  Ops whose eager result differs between two
-runs on the same inputs (random ops) are compared by shape and dtype only.  An entry's
+entries with at least one exportable sample.  Random ops (an eager result that differs
+between two runs on the same inputs, or a seeded ATen op that the imported program also
+draws random numbers for: OpInfo reseeds some before each call) are compared by shape and
+dtype only.  An entry's
 samples stop at the first that fails or is unsupported (the entry cannot pass any more).
 """
 
@@ -146,12 +148,24 @@ def run_sample(op: Any, sample: Any) -> dict[str, Any]:
         return {"status": "failed", "stage": "run",
                 "reason": f"{type(err).__name__}: {_first_line(err)}"}
     random = any(a.shape != b.shape or not torch.equal(a, b) and not _same_nan(a, b)
-                 for a, b in zip(want1, want2))
+                 for a, b in zip(want1, want2)) or _seeded(ep, mod)
     diff = compare(got, [_to_numpy(w) for w in want1], values=not random)
     if diff is not None:
         return {"status": "failed", "stage": "compare", "reason": diff}
     return {"status": "passed", **({"note": "random op: shape and dtype compared"}
                                    if random else {})}
+
+
+def _seeded(ep: Any, mod: Any) -> bool:
+    """Whether the program draws random numbers in both torch (an ATen op tagged
+    nondeterministic_seeded; OpInfo reseeds some before each call, so two eager runs agree)
+    and the imported module (it asks the VM for a run-time seed)."""
+    import torch
+
+    tag = torch.Tag.nondeterministic_seeded
+    seeded = any(tag in getattr(n.target, "tags", ()) for n in ep.graph.nodes
+                 if n.op == "call_function")
+    return seeded and "vm.builtin.random_seed" in mod.script()
 
 
 def _same_nan(a: Any, b: Any) -> bool:
@@ -181,7 +195,7 @@ def compare(got: list[np.ndarray], want: list[np.ndarray], values: bool = True
         else:
             bad = g != w
         if np.any(bad):
-            idx = tuple(int(v[0]) for v in np.nonzero(bad))
+            idx = tuple(int(v[0]) for v in np.nonzero(bad)) if bad.ndim else ()
             return (f"output {i}: {int(np.sum(bad))} of {w.size} value(s) differ (e.g. at "
                     f"{idx}: got {g[idx]!r}, expected {w[idx]!r})")
     return None
