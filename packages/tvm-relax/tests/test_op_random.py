@@ -103,3 +103,23 @@ def test_fresh_seed_per_call_and_manual_seed():
     r2 = [t.numpy() for t in f(x)]
     for p, q in zip(r1, r2):
         np.testing.assert_array_equal(p, q)
+
+
+def test_tvmscript_round_trip_of_a_fresh_seed():
+    from tvm.ffi import assert_structural_equal
+    from tvm.script import ir as I
+
+    n = tir.Var("n", "int64")
+    x = relax.Var("x", relax.TensorStructInfo([n, 3], "float32"))
+    bb = relax.BlockBuilder()
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            s = rnd.fresh_seed(bb, 0)
+            gv = bb.emit_output(rnd.uniform(s, [n, 3], "float32", 2.0, 5.0))
+        bb.emit_func_output(gv)
+    mod = bb.get()
+    text = mod.script()
+    assert "vm.builtin.random_seed" in text and "R.random.uniform(" in text
+    parsed = I.parse(text)
+    assert_structural_equal(mod, parsed)
+    assert parsed.script() == text
