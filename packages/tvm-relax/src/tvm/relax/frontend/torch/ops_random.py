@@ -27,7 +27,6 @@ from ...op import random as _random
 from .common import NodeContext, converter
 from .ops_tensor import _check_layout
 
-_STREAMS = itertools.count()
 _FLOATS = ("float16", "bfloat16", "float32", "float64")
 
 
@@ -42,8 +41,13 @@ def _no_generator(ctx: NodeContext, index: Optional[int] = None) -> None:
 
 
 def seed(ctx: NodeContext) -> Any:
-    """A fresh run-time seed for one random op of this node."""
-    return _random.fresh_seed(ctx.bb, next(_STREAMS))
+    """A fresh run-time seed for one random op of this node (call sites numbered per import,
+    so importing a program twice gives the same module)."""
+    streams = getattr(ctx.importer, "_random_streams", None)
+    if streams is None:
+        streams = itertools.count()
+        ctx.importer._random_streams = streams
+    return _random.fresh_seed(ctx.bb, next(streams))
 
 
 def _compute_dtype(dtype: str) -> str:
