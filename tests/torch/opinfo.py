@@ -16,9 +16,10 @@ Sample statuses: ``passed``; ``not_exportable`` (torch.export failed, or no tens
 (import, build or run error, or values/shape/dtype differ).  An entry is ``passed`` when
 every exportable sample passes, ``failed`` when one fails, ``unsupported`` when none fails
 but one is unsupported, ``not_exportable`` when no sample exports.  The pass rate counts
-entries with at least one exportable sample.  Ops whose eager result differs between two
-runs on the same inputs (random ops), and outputs torch leaves uninitialised (an
-``empty*`` op's result), are compared by shape and dtype only.  An entry's
+entries with at least one exportable sample.  Random ops (an eager result that differs
+between two runs on the same inputs, or a seeded ATen op that the imported program also
+draws random numbers for: OpInfo reseeds some before each call), and outputs torch leaves
+uninitialised (an ``empty*`` op's result), are compared by shape and dtype only.  An entry's
 samples stop at the first that fails or is unsupported (the entry cannot pass any more).
 """
 
@@ -149,7 +150,7 @@ def run_sample(op: Any, sample: Any) -> dict[str, Any]:
         return {"status": "failed", "stage": "run",
                 "reason": f"{type(err).__name__}: {_first_line(err)}"}
     random = any(a.shape != b.shape or not torch.equal(a, b) and not _same_nan(a, b)
-                 for a, b in zip(want1, want2))
+                 for a, b in zip(want1, want2)) or _seeded(ep, mod)
     values = [not random and i not in unspecified for i in range(len(want1))]
     diff = compare(got, [_to_numpy(w) for w in want1], values=values)
     if diff is not None:
@@ -176,6 +177,18 @@ def _uninitialised_outputs(ep: Any) -> set[int]:
     return {i for i, node in enumerate(user)
             if getattr(node, "op", None) == "call_function"
             and op_name(node.target).startswith(_UNINITIALISED)}
+
+
+def _seeded(ep: Any, mod: Any) -> bool:
+    """Whether the program draws random numbers in both torch (an ATen op tagged
+    nondeterministic_seeded; OpInfo reseeds some before each call, so two eager runs agree)
+    and the imported module (it asks the VM for a run-time seed)."""
+    import torch
+
+    tag = torch.Tag.nondeterministic_seeded
+    seeded = any(tag in getattr(n.target, "tags", ()) for n in ep.graph.nodes
+                 if n.op == "call_function")
+    return seeded and "vm.builtin.random_seed" in mod.script()
 
 
 def _same_nan(a: Any, b: Any) -> bool:

@@ -12,6 +12,7 @@ Only tvm-runtime is needed to load and run an exported executable.
 
 from .builtins import ShapeTuple, get_builtin, list_builtins, register_builtin
 from . import data_dependent as _data_dependent  # noqa: F401 - registers builtins
+from .random import initial_seed, manual_seed
 from .bytecode import BytecodeError, format_function, format_instruction
 from .executable import Executable, is_executable_file, load_executable
 from .memory import Storage, StoragePool
@@ -33,6 +34,8 @@ __all__ = [
     "register_builtin",
     "get_builtin",
     "list_builtins",
+    "manual_seed",
+    "initial_seed",
     "load_executable",
     "is_executable_file",
     "format_function",

@@ -56,8 +56,8 @@ def _require_torch() -> Any:
 def _load_converters() -> None:
     from . import (  # noqa: F401
         ops_create, ops_dynamic, ops_index, ops_linalg, ops_linalg_factor, ops_math, ops_nn,
-        ops_nn_extra, ops_reduce, ops_rnn, ops_special_bessel, ops_special_gamma, ops_stats,
-        ops_tensor,
+        ops_nn_extra, ops_random, ops_reduce, ops_rnn, ops_special_bessel, ops_special_gamma,
+        ops_stats, ops_tensor,
     )
 
 

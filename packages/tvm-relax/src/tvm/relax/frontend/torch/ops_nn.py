@@ -1,10 +1,11 @@
-"""Converters for convolution, pooling, normalization, attention, resizing and dropout.
+"""Converters for convolution, pooling, normalization, attention and resizing.
 
 Operators torch.export would decompose (``layer_norm``, ``group_norm``, ``max_pool2d``,
 ``adaptive_avg_pool2d``, ``scaled_dot_product_attention``, ``upsample_*`` ...) are registered
 by their exact overload so :func:`~.importer.decomposition_table` keeps them whole: each
 becomes one Relax operator instead of a dozen primitive ones.  A training-mode batch norm is
-computed with batch statistics (ops_nn_extra); an active dropout is an error naming the node.
+computed with batch statistics (:mod:`.ops_nn_extra`); dropout, and attention with
+dropout_p > 0, are in :mod:`.ops_random`.
 """
 
 from __future__ import annotations
@@ -460,8 +461,9 @@ def _sdpa(ctx: NodeContext) -> Any:
     scale = ctx.arg(6, "scale")
     gqa = bool(ctx.arg(7, "enable_gqa", False))
     if dropout != 0.0:
-        raise ctx.unsupported(f"dropout_p={dropout} (attention dropout is training-only; "
-                              "pass dropout_p=0 at inference)")
+        from .ops_random import sdpa_dropout
+
+        return sdpa_dropout(ctx, q, k, v, dropout)
     if causal and mask is not None:
         raise ctx.error("attn_mask and is_causal=True together")
     ndim = ctx.ndim(q)
@@ -694,22 +696,4 @@ def _channel_shuffle(ctx: NodeContext) -> Any:
     return _op.reshape(y, shape)
 
 
-# -- dropout (identity at inference) ----------------------------------------------------------
-@converter("aten.dropout.default", "aten.feature_dropout.default", "aten.alpha_dropout.default",
-           "aten.feature_alpha_dropout.default")
-def _dropout(ctx: NodeContext) -> Any:
-    """(input, p, train): the input when not training."""
-    if ctx.arg(2, "train") and float(ctx.arg(1, "p")) != 0.0:
-        raise ctx.unsupported("dropout with train=True (the importer is inference-only: "
-                              "export after model.eval())")
-    return ctx.tensor(0)
-
-
-@converter("aten.native_dropout.default")
-def _native_dropout(ctx: NodeContext) -> Any:
-    """(input, p, train) -> (output, mask): the input and an all-true mask when not
-    training."""
-    x = ctx.tensor(0)
-    if ctx.arg(2, "train") and float(ctx.arg(1, "p")) != 0.0:
-        raise ctx.unsupported("native_dropout with train=True (the importer is inference-only)")
-    return [x, _op.ones(ctx.shape(x), "bool")]
+# -- dropout: in ops_random (identity when not training) ------------------------------------
