@@ -56,6 +56,7 @@ def _require_torch() -> Any:
 def _load_converters() -> None:
     from . import (  # noqa: F401
         ops_create, ops_index, ops_linalg, ops_math, ops_nn, ops_reduce, ops_rnn, ops_tensor,
+        ops_complex, ops_fft,  # last: ops_complex extends converters of the modules above
     )
 
 
