@@ -469,7 +469,7 @@ def tensor_to_numpy(tensor: Any, what: str) -> np.ndarray:
     from tvm.ffi.dtype import to_numpy_dtype
 
     dtype = torch_dtype_to_str(tensor.dtype, f"{what}: ")
-    t = tensor.detach().cpu().contiguous()
+    t = tensor.detach().cpu().resolve_conj().resolve_neg().contiguous()  # lazy conj/neg bits
     if dtype in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):
         import torch
 
