@@ -20,8 +20,10 @@ complex tensors like eager torch.
 A converter registered elsewhere for an op that also takes complex operands (``_to_copy``,
 ``slice``, ``constant_pad_nd``, ``clone``) is extended with :func:`complex_case`: the
 complex case is handled here and every other call goes to the original converter.  Complex
-operands reaching any other converter fail at build time (TIR has no complex arithmetic);
-``complex32`` (``chalf``) is not supported (neither numpy nor the runtime has it).
+operands reaching any other converter are rejected at import by the Relax op's StructInfo
+inference (``relax.exp: requires a floating-point input, got dtype complex64``); elementwise
+complex support covers ``add``/``sub``/``mul``/``abs``/``angle``/``conj``/``real``/``imag``
+only.  ``complex32`` (``chalf``) is not supported (neither numpy nor the runtime has it).
 
 The FFT converters (``aten._fft_r2c``/``_fft_c2r``/``_fft_c2c``) are in :mod:`.ops_fft`.
 """
@@ -31,13 +33,11 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
-import numpy as np
-
 from ... import op as _op
 from ...op.complex import COMPLEX_PARTS
 from . import ops_math, ops_tensor  # noqa: F401 - the converters complex_case extends first
 from .common import CONVERTERS, Converter, NodeContext, converter, packet_name
-from .ops_tensor import _pad, int_arg, slice_axis
+from .ops_tensor import _check_layout, _pad, int_arg, slice_axis
 
 __all__ = ["pair", "from_pair", "complex_case", "is_complex_meta", "real_dtype",
            "complex_dtype"]
@@ -107,15 +107,15 @@ def from_pair(ctx: NodeContext, p: Any) -> Any:
 
 
 def make_pair(ctx: NodeContext, re: Any, im: Any) -> Any:
-    """The pair form of ``re + i * im`` (two real tensors that broadcast together)."""
+    """The pair form of ``re + i * im``: two real tensors broadcast to the node's output
+    shape (which may be symbolic)."""
+    shape = ctx.out_shape()
+    if shape is None:
+        raise ctx.error("torch recorded no output shape")
+    re = ctx.emit(_op.broadcast_to(re, shape))
+    im = ctx.emit(_op.broadcast_to(im, shape))
     re = ctx.emit(_op.expand_dims(re, [-1]))
     im = ctx.emit(_op.expand_dims(im, [-1]))
-    shape = np.broadcast_shapes(tuple(_static(ctx, re)), tuple(_static(ctx, im))) \
-        if _all_static(ctx, re, im) else None
-    if shape is None:
-        raise ctx.unsupported("complex parts of symbolic shape")
-    re = ctx.emit(_op.broadcast_to(re, list(shape)))
-    im = ctx.emit(_op.broadcast_to(im, list(shape)))
     return ctx.emit(_op.concat([re, im], -1))
 
 
@@ -124,14 +124,6 @@ def part_of(ctx: NodeContext, p: Any, index: int) -> Any:
     ndim = ctx.ndim(p)
     return ctx.emit(_op.squeeze(_op.strided_slice(p, [ndim - 1], [index], [index + 1]),
                                 [ndim - 1]))
-
-
-def _static(ctx: NodeContext, x: Any) -> list[Any]:
-    return ctx.shape(x)
-
-
-def _all_static(ctx: NodeContext, *xs: Any) -> bool:
-    return all(isinstance(d, int) for x in xs for d in ctx.shape(x))
 
 
 def _conj_pair(ctx: NodeContext, p: Any) -> Any:
@@ -179,6 +171,7 @@ def _to_copy(ctx: NodeContext, fallback: Any) -> Any:
     out = ctx.out_meta()
     if getattr(out, "dtype", None) is not None and str(out.dtype) == "torch.complex32":
         raise ctx.unsupported("dtype complex32 (chalf) is not supported")
+    _check_layout(ctx)
     x = ctx.arg(0)
     want = ctx.out_dtype()
     if want in COMPLEX_PARTS:
@@ -312,7 +305,7 @@ def _binary_pairs(ctx: NodeContext) -> tuple[Any, Any, str]:
     return a, b, part
 
 
-@complex_case("aten.add.Tensor", "aten.sub.Tensor")
+@complex_case("aten.add.Tensor", "aten.sub.Tensor", "aten.add.Scalar", "aten.sub.Scalar")
 def _add_sub(ctx: NodeContext, fallback: Any) -> Any:
     if not _involves_complex(ctx):
         return _needs(fallback, ctx)
@@ -327,7 +320,7 @@ def _add_sub(ctx: NodeContext, fallback: Any) -> Any:
     return from_pair(ctx, ctx.emit(fn(a, b)))
 
 
-@complex_case("aten.mul.Tensor")
+@complex_case("aten.mul.Tensor", "aten.mul.Scalar")
 def _mul(ctx: NodeContext, fallback: Any) -> Any:
     if not _involves_complex(ctx):
         return _needs(fallback, ctx)
