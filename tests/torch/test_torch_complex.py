@@ -105,6 +105,22 @@ def test_construction_and_casts_with_special_values():
     _check(fns, [a, b])
 
 
+def test_symbolic_batch():
+    from torch.export import Dim
+
+    model = Fn([lambda x, y: torch.fft.rfft(x, norm="ortho"),
+                lambda x, y: torch.fft.ifft(torch.complex(x, y), dim=-1),
+                lambda x, y: torch.polar(x.abs(), y)])
+    args = [torch.randn(3, 6), torch.randn(3, 6)]
+    batch = Dim("batch", max=64)
+    vm = build(export(model, args, dynamic_shapes=(({0: batch}, {0: batch}),)))
+    for n in (3, 5):
+        case = [torch.randn(n, 6), torch.randn(n, 6)]
+        for g, w in zip(run(vm, case), _eager(model, case)):
+            assert g.shape == w.shape and g.dtype == w.dtype
+            np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
+
+
 def test_complex32_is_unsupported():
     from tvm.relax.frontend.torch import OpNotSupported, from_exported_program
 

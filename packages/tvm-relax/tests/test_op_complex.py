@@ -33,6 +33,8 @@ def test_inference_adds_and_drops_the_pair_dimension():
 @pytest.mark.parametrize("make, sinfo, match", [
     (op.view_as_real, TensorStructInfo([3], "float32"), "complex64/complex128"),
     (op.view_as_complex, TensorStructInfo([3, 3], "float32"), "last dimension of 2"),
+    (op.view_as_complex, TensorStructInfo([3, tir.Var("m", "int64")], "float32"),
+     "last dimension of 2, got m"),
     (op.view_as_complex, TensorStructInfo([3, 2], "int32"), "float32/float64"),
     (op.view_as_complex, TensorStructInfo([], "float32"), "0-d"),
 ])

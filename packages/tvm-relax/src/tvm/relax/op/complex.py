@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as _np
+from tvm.tir.expr import IntImm
 
 from ..expr import Call, Expr, ShapeExpr
 from ..struct_info import StructInfo, TensorStructInfo
@@ -76,7 +77,7 @@ def _infer_view_as_complex(call: Call, ctx: Any) -> StructInfo:
     if values is None:
         return TensorStructInfo(None, dtype, x.ndim - 1 if x.ndim > 0 else -1, x.vdevice)
     last = values[-1]
-    if not (hasattr(last, "value") and int(last.value) == 2 or last == 2):
+    if not (isinstance(last, IntImm) and int(last.value) == 2):
         raise op_error(call, f"needs a last dimension of 2, got {last}")
     return TensorStructInfo(ShapeExpr(list(values[:-1])), dtype, x.ndim - 1, x.vdevice)
 
