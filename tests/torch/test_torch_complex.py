@@ -85,6 +85,9 @@ def test_complex_inputs_and_outputs_keep_the_complex_dtype():
         lambda z: z[1:3, ::2],
         lambda z: torch.nn.functional.pad(z, (1, 2)),
         lambda z: z.to(torch.complex128),
+        lambda z: z.t().reshape(2, 10)[1],
+        lambda z: torch.cat([z, z.flip(0)], 1).unsqueeze(0),
+        lambda z: torch.stack(z.unbind(1)[:2]).permute(1, 0).unsqueeze(1).squeeze(),
     ]
     _check(fns, [z])
 

@@ -330,3 +330,52 @@ def _mul(ctx: NodeContext, fallback: Any) -> Any:
     re = ctx.emit(_op.subtract(_op.multiply(ar, br), _op.multiply(ai, bi)))
     im = ctx.emit(_op.add(_op.multiply(ar, bi), _op.multiply(ai, br)))
     return from_pair(ctx, make_pair(ctx, re, im))
+
+
+# -- movement ops: the original converter on each part -----------------------------------------
+class _PartContext(NodeContext):
+    """The node seen with one part (real or imaginary) of its complex operands: the original
+    converter of a movement op computes that part of the result."""
+
+    def out_dtype(self, index: int = 0, default: Any = None) -> Any:
+        return real_dtype(super().out_dtype(index, default))
+
+
+def _split_args(ctx: NodeContext, value: Any, index: int) -> Any:
+    if isinstance(value, (list, tuple)):
+        return type(value)(_split_args(ctx, v, index) for v in value)
+    if hasattr(value, "struct_info") and ctx.dtype(value) in COMPLEX_PARTS:
+        return part_of(ctx, pair(ctx, value), index)
+    if hasattr(value, "struct_info") and ctx.dtype(value).startswith(("float", "bfloat")):
+        raise ctx.unsupported("a real floating-point tensor beside complex ones")
+    return value
+
+
+def _join(ctx: NodeContext, re: Any, im: Any) -> Any:
+    if isinstance(re, (list, tuple)):
+        return [_join(ctx, a, b) for a, b in zip(re, im)]
+    re, im = ctx.emit(re), ctx.emit(im)
+    re = ctx.emit(_op.expand_dims(re, [-1]))
+    im = ctx.emit(_op.expand_dims(im, [-1]))
+    return from_pair(ctx, ctx.emit(_op.concat([re, im], -1)))
+
+
+@complex_case("aten.view.default", "aten.reshape.default", "aten._unsafe_view.default",
+              "aten.transpose.int", "aten.permute.default", "aten.squeeze.dim",
+              "aten.squeeze.dims", "aten.squeeze.default", "aten.unsqueeze.default",
+              "aten.expand.default", "aten.select.int", "aten.flip.default",
+              "aten.roll.default", "aten.cat.default", "aten.stack.default",
+              "aten.repeat.default", "aten.index_select.default", "aten.index.Tensor",
+              "aten.unfold.default", "aten.t.default", "aten.narrow.default",
+              "aten.split.Tensor", "aten.split_with_sizes.default", "aten.unbind.int")
+def _movement(ctx: NodeContext, fallback: Any) -> Any:
+    """Ops that only move elements: the original converter applied to the real and the
+    imaginary parts, joined into one complex result."""
+    if not _involves_complex(ctx) or fallback is None:
+        return _needs(fallback, ctx)
+    parts = []
+    for index in (0, 1):
+        args = _split_args(ctx, ctx.args, index)
+        kwargs = {k: _split_args(ctx, v, index) for k, v in ctx.kwargs.items()}
+        parts.append(fallback(_PartContext(ctx.importer, ctx.node, ctx.op, args, kwargs)))
+    return _join(ctx, *parts)
