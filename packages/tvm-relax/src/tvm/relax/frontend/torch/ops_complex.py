@@ -1,6 +1,8 @@
 """Converters for complex tensors: ``x.to(complex64)``, ``complex``, ``polar``,
-``view_as_complex``/``view_as_real``, ``real``/``imag``/``conj``/``angle``/``abs`` and the
-complex cases of a few layout ops (``slice``, ``constant_pad_nd``, ``clone``).
+``view_as_complex``/``view_as_real``, ``real``/``imag``/``conj``/``angle``/``abs``/``add``/
+``sub``/``mul`` and the complex cases of layout ops (``slice``, ``constant_pad_nd``,
+``clone`` directly; ``view``/``transpose``/``cat``/``index``/``split`` ... by running the
+original converter on the real and the imaginary part, see :func:`_movement`).
 
 Design.  Relax StructInfo, the runtime and the VM carry ``complex64``/``complex128`` tensors,
 but TIR and its code generators compute on real dtypes only.  Rather than teach every TIR
@@ -18,7 +20,7 @@ inputs and outputs meet the complex dtype, and the compiled function takes and r
 complex tensors like eager torch.
 
 A converter registered elsewhere for an op that also takes complex operands (``_to_copy``,
-``slice``, ``constant_pad_nd``, ``clone``) is extended with :func:`complex_case`: the
+``slice``, ``constant_pad_nd``, ``clone``, the movement ops) is extended with :func:`complex_case`: the
 complex case is handled here and every other call goes to the original converter.  Complex
 operands reaching any other converter are rejected at import by the Relax op's StructInfo
 inference (``relax.exp: requires a floating-point input, got dtype complex64``); elementwise
