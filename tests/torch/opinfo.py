@@ -215,8 +215,9 @@ def compare(got: list[np.ndarray], want: list[np.ndarray],
         if not check[i]:
             continue
         if w.dtype.kind in "fc" or str(w.dtype) == "bfloat16":
-            bad = ~np.isclose(g.astype(np.float64), w.astype(np.float64), rtol=RTOL,
-                              atol=ATOL, equal_nan=True)
+            wide = np.complex128 if w.dtype.kind == "c" else np.float64  # keep imag parts
+            bad = ~np.isclose(g.astype(wide), w.astype(wide), rtol=RTOL, atol=ATOL,
+                              equal_nan=True)
         else:
             bad = g != w
         if np.any(bad):

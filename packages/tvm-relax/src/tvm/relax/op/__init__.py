@@ -12,6 +12,7 @@ from .binary import BINARY_OPS
 from .call import (
     call_dps_packed, call_pure_packed, call_tir, null_value, shape_of, shape_to_tensor,
 )
+from .complex import COMPLEX_PARTS, view_as_complex, view_as_real
 from .linear_algebra import EinsumAttrs, MatmulAttrs, einsum, matmul
 from .manipulate import PermuteDimsAttrs, permute_dims, reshape
 from .unary import *  # noqa: F403

@@ -99,6 +99,33 @@ def _reshape(value: Tensor, shape: Any) -> Tensor:
     return value.create_view(shape)
 
 
+_COMPLEX_PARTS = {"complex64": "float32", "complex128": "float64"}
+
+
+@register_builtin("vm.builtin.view_as_real")
+def _view_as_real(value: Tensor) -> Tensor:
+    """A complex tensor's storage viewed (no copy) as its real dtype with a trailing
+    dimension of 2 (real part, imaginary part)."""
+    part = _COMPLEX_PARTS.get(str(value.dtype)) if isinstance(value, Tensor) else None
+    if part is None:
+        raise TypeError("vm.builtin.view_as_real: expected a complex64/complex128 tensor, got "
+                        f"{getattr(value, 'dtype', type(value).__name__)}")
+    return value.create_view((*value.shape, 2), part)
+
+
+@register_builtin("vm.builtin.view_as_complex")
+def _view_as_complex(value: Tensor) -> Tensor:
+    """The inverse of ``vm.builtin.view_as_real``: a float32/float64 tensor whose last
+    dimension is 2 viewed (no copy) as complex64/complex128 without that dimension."""
+    parts = {v: k for k, v in _COMPLEX_PARTS.items()}
+    dtype = parts.get(str(value.dtype)) if isinstance(value, Tensor) else None
+    if dtype is None or not value.shape or value.shape[-1] != 2:
+        raise TypeError("vm.builtin.view_as_complex: expected a float32/float64 tensor whose "
+                        "last dimension is 2, got "
+                        f"{getattr(value, 'dtype', '?')}{list(getattr(value, 'shape', []))}")
+    return value.create_view(tuple(value.shape[:-1]), dtype)
+
+
 @register_builtin("vm.builtin.to_device")
 def _to_device(value: Tensor, device_type: int, device_id: int) -> Tensor:
     return value.copyto(Device(int(device_type), int(device_id)))

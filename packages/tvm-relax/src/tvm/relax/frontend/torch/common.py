@@ -47,11 +47,13 @@ _DTYPES = {
     "int64": "int64", "long": "int64", "uint8": "uint8", "uint16": "uint16",
     "uint32": "uint32", "uint64": "uint64", "bool": "bool",
     "float8_e4m3fn": "float8_e4m3fn", "float8_e5m2": "float8_e5m2",
+    "complex64": "complex64", "cfloat": "complex64", "complex128": "complex128",
+    "cdouble": "complex128",
 }
 
 
 def torch_dtype_to_str(dtype: Any, where: str = "") -> str:
-    """The dtype string of a ``torch.dtype`` (OpNotSupported for complex, quantized ...)."""
+    """The dtype string of a ``torch.dtype`` (OpNotSupported for complex32, quantized ...)."""
     name = str(dtype).replace("torch.", "")
     out = _DTYPES.get(name)
     if out is None:

@@ -55,9 +55,9 @@ def _require_torch() -> Any:
 
 def _load_converters() -> None:
     from . import (  # noqa: F401
-        ops_create, ops_dynamic, ops_index, ops_linalg, ops_linalg_factor, ops_math, ops_nn,
-        ops_nn_extra, ops_random, ops_reduce, ops_rnn, ops_special_bessel, ops_special_gamma,
-        ops_stats, ops_tensor,
+        ops_complex, ops_create, ops_dynamic, ops_fft, ops_index, ops_linalg, ops_linalg_factor,
+        ops_math, ops_nn, ops_nn_extra, ops_random, ops_reduce, ops_rnn, ops_special_bessel,
+        ops_special_gamma, ops_stats, ops_tensor,
     )
 
 
@@ -516,7 +516,7 @@ def tensor_to_numpy(tensor: Any, what: str) -> np.ndarray:
     from tvm.ffi.dtype import to_numpy_dtype
 
     dtype = torch_dtype_to_str(tensor.dtype, f"{what}: ")
-    t = tensor.detach().cpu().contiguous()
+    t = tensor.detach().cpu().resolve_conj().resolve_neg().contiguous()  # lazy conj/neg bits
     if dtype in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):
         import torch
 
