@@ -55,10 +55,11 @@ def _require_torch() -> Any:
 
 def _load_converters() -> None:
     from . import (  # noqa: F401
-        ops_complex, ops_create, ops_dynamic, ops_fft, ops_index, ops_linalg, ops_linalg_factor,
-        ops_math, ops_nn, ops_nn_extra, ops_random, ops_reduce, ops_rnn, ops_special_bessel,
-        ops_special_gamma, ops_stats, ops_tensor,
+        ops_create, ops_dynamic, ops_index, ops_linalg, ops_linalg_factor, ops_math, ops_nn,
+        ops_nn_extra, ops_random, ops_reduce, ops_rnn, ops_special_bessel, ops_special_gamma,
+        ops_stats, ops_tensor,
     )
+    from . import ops_complex, ops_fft  # noqa: F401  last: they extend the converters above
 
 
 def supported_ops() -> list[str]:
