@@ -144,19 +144,19 @@ def test_geqrf_matches_lapack_and_q(shape):
 @requires_llvm
 @pytest.mark.parametrize("scale", [0.0, 0.1, 3.0, 40.0])
 def test_matrix_exp(scale):
-    from scipy.linalg import expm
+    def expm(m):  # through the eigendecomposition: independent of the kernel's Taylor series
+        w, v = np.linalg.eig(m)
+        return (v @ np.diag(np.exp(w)) @ np.linalg.inv(v)).real
 
     rng = np.random.default_rng(4)
     a = rng.standard_normal((2, 4, 4)) * scale
     (e,) = _run(tf.matrix_exp_func(a.shape, "float64"), [a], [(a.shape, "float64")])
     for b in range(2):
-        np.testing.assert_allclose(e[b], expm(a[b]), rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(e[b], expm(a[b]), rtol=1e-8, atol=1e-10)
 
 
 @requires_llvm
 def test_ldl_factor_and_solve():
-    from scipy.linalg import ldl
-
     rng = np.random.default_rng(5)
     x = rng.standard_normal((2, 5, 5))
     a = x + x.transpose(0, 2, 1)
@@ -165,10 +165,7 @@ def test_ldl_factor_and_solve():
     b = rng.standard_normal((2, 5, 2))
     ld, piv, info = _run(tf.ldl_factor_func(a.shape, "float64"), [a],
                          [(a.shape, "float64"), ((2, 5), "int32"), ((2,), "int32")])
-    assert info.tolist() == [0, 0] and (piv[1] < 0).any()
-    for k in range(2):
-        low, d, _ = ldl(a[k], lower=True)
-        np.testing.assert_allclose(low @ d @ low.T, a[k], atol=1e-12)
+    assert info.tolist() == [0, 0] and (piv[1] < 0).any()  # a 2x2 pivot block was taken
     (x_,) = _run(tf.ldl_solve_func(a.shape, b.shape, "float64"), [ld, piv, b],
                  [(b.shape, "float64")])
     np.testing.assert_allclose(a @ x_, b, rtol=1e-8, atol=1e-10)
