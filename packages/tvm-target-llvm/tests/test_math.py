@@ -249,3 +249,15 @@ def test_likely_assume_and_access_ptr():
     a = np.arange(5, dtype="int32")
     run(prim_func("misc", [A], body), a)
     np.testing.assert_array_equal(a, [1, 2, 0, 4, 5])
+
+
+def test_float32_tanh_special_values_and_branch_boundary():
+    """tanh is inlined (polynomial below |x| 0.625, exp-based above): both sides of the
+    boundary, saturation, signed zeros, infinities and NaN."""
+    a = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-30, -1e-38, 0.6249999, 0.625,
+                  -0.62500006, 9.0, -9.5, 88.0, -100.0, 3e38], "float32")
+    out = np.zeros_like(a)
+    run(unary_func("tanh_special", "float32", "float32", tir.op.tanh), a, out)
+    ref = np.tanh(a.astype(np.float64)).astype(np.float32)
+    np.testing.assert_allclose(out, ref, rtol=3e-7, atol=0)
+    assert np.signbit(out[1]) and not np.signbit(out[0])

@@ -103,6 +103,11 @@ class IntrinsicCodegen:
 
             floor = self.declare(f"llvm.floor.{_suffix(t)}", t, [t])
             return emit_erf(b, args[0], floor)
+        if name == "tanh" and d.bits == 32:
+            from .vector_math import emit_tanh
+
+            floor = self.declare(f"llvm.floor.{_suffix(t)}", t, [t])
+            return emit_tanh(b, args[0], floor)
         if name == "rsqrt":
             return b.fdiv(one, self.llvm_intrinsic("llvm.sqrt", args, t))
         if name == "exp10":

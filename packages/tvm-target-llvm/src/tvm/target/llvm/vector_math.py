@@ -1,4 +1,4 @@
-"""Vector ``exp`` and ``erf`` for float32 in straight-line LLVM IR.
+"""Vector ``exp``, ``erf`` and ``tanh`` for float32 in straight-line LLVM IR.
 
 LLVM lowers ``llvm.exp.v16f32`` to one ``expf`` call per lane (and ``erf`` is a libm call
 per element), which makes vectorized softmax, sigmoid or GELU kernels call-bound.
@@ -22,13 +22,22 @@ module (weighted least squares in float64, coefficients rounded to float32):
 
 (``exp(a^2) * erfc(a)`` is smooth in ``1/a``; beyond 4, ``erf`` rounds to +-1).  The
 absolute error is below 1.5e-7 and the relative error within 3 ulp; NaN propagates.
+
+:func:`emit_tanh` (vector or scalar float32), in two pieces as Cephes ``tanhf`` splits it:
+
+    |x| < 0.625:  tanh(x) = x + x^3 * T(x^2),          T of degree 4 (Cephes coefficients)
+    |x| >= 0.625: tanh(x) = sign(x) * (1 - 2 / (exp(2|x|) + 1))
+
+(the second with the vector ``exp`` above, which saturates to inf beyond 88.8, giving
++-1); the relative error is within 3 ulp, NaN propagates.  An RNN/LSTM cell or a GELU
+(tanh form) then vectorizes instead of calling ``tanhf`` per element.
 """
 
 from __future__ import annotations
 
 from llvmlite import ir
 
-__all__ = ["emit_vector_exp", "emit_erf"]
+__all__ = ["emit_vector_exp", "emit_erf", "emit_tanh"]
 
 _LOG2E = 1.44269504088896341
 _LN2_HI = 0.693359375
@@ -44,6 +53,10 @@ _ERF_SMALL = (1.1283791065216064, -0.3761262595653534, 0.11283600330352783,
 _ERF_LARGE = (0.00028098883922211826, 0.5588637590408325, 0.04325136914849281,
               -0.47632816433906555, 0.5074991583824158, -0.256536602973938,
               0.0360570065677166, 0.02279721386730671, -0.008301136083900928)
+
+
+_TANH_SMALL = (-3.33332819422e-1, 1.33314422036e-1, -5.37397155531e-2, 2.06390887954e-2,
+               -5.70498872745e-3)
 
 
 def _splat(t: ir.Type, value: float | int) -> ir.Constant:
@@ -107,3 +120,21 @@ def emit_erf(b: ir.IRBuilder, x: ir.Value, floor_fn: ir.Function) -> ir.Value:
     large = b.select(neg, b.fsub(_splat(ft, 0.0), large), large)
     y = b.select(b.fcmp_ordered("<", a, one), small, large)
     return b.select(b.fcmp_unordered("uno", x, x), x, y)
+
+
+def emit_tanh(b: ir.IRBuilder, x: ir.Value, floor_fn: ir.Function) -> ir.Value:
+    """``tanh(x)`` for a ``<N x float>`` or ``float`` value ``x`` (see the module docstring);
+    ``floor_fn`` is ``llvm.floor`` of the same type (for the exp inside)."""
+    ft = x.type
+    one, zero = _splat(ft, 1.0), _splat(ft, 0.0)
+    z = b.fmul(x, x, flags=_FLAGS)
+    small = b.fadd(x, b.fmul(b.fmul(x, z, flags=_FLAGS), _horner(b, _TANH_SMALL, z),
+                             flags=_FLAGS), flags=_FLAGS)
+    neg = b.fcmp_ordered("<", x, zero)
+    a = b.select(neg, b.fsub(zero, x), x)
+    e = emit_vector_exp(b, b.fadd(a, a), floor_fn)
+    large = b.fsub(one, b.fdiv(_splat(ft, 2.0), b.fadd(e, one)))
+    large = b.select(neg, b.fsub(zero, large), large)
+    y = b.select(b.fcmp_ordered("<", a, _splat(ft, 0.625)), small, large)
+    keep = b.or_(b.fcmp_unordered("uno", x, x), b.fcmp_ordered("==", x, zero))  # NaN, +-0
+    return b.select(keep, x, y)
