@@ -162,12 +162,12 @@ def test_symbolic_slice_bounds_structure() -> None:
           more_args=[[torch.randn(9, 2)]])
 
 
-class NonZero(torch.nn.Module):
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.nonzero(x)
+class RepeatCounts(torch.nn.Module):
+    def forward(self, counts: torch.Tensor) -> torch.Tensor:
+        return torch.repeat_interleave(counts)
 
 
-def test_nonzero_is_rejected_as_data_dependent() -> None:
-    ep = export(NonZero(), [torch.randn(4)])
-    with pytest.raises(OpNotSupported, match="aten.nonzero.default.*data-dependent"):
+def test_repeat_interleave_by_tensor_is_rejected_as_data_dependent() -> None:
+    ep = export(RepeatCounts(), [torch.tensor([1, 0, 2])])
+    with pytest.raises(OpNotSupported, match="aten.repeat_interleave.Tensor.*data-dependent"):
         from_exported_program(ep)
