@@ -81,6 +81,18 @@ def test_integer_to_negative_power_is_rejected():
         _import(lambda x: torch.pow(x, -2), torch.arange(1, 4))
 
 
+@torch.library.custom_op("tvm_relax_test::scaled", mutates_args=())
+def _scaled(x: torch.Tensor, k: float) -> torch.Tensor:
+    """An operator no converter knows: defined by this test alone."""
+    return x * k
+
+
+@_scaled.register_fake
+def _(x, k):
+    return torch.empty_like(x)
+
+
 def test_unsupported_op_names_overload_and_hint():
-    with pytest.raises(TorchImportError, match=r"aten\.cummax\.default.*custom_convert_map"):
-        _import(lambda x: torch.cummax(x, 0), torch.randn(4))
+    with pytest.raises(TorchImportError,
+                       match=r"tvm_relax_test\.scaled\.default.*custom_convert_map"):
+        _import(lambda x: _scaled(x, 2.0), torch.randn(4))
