@@ -192,7 +192,9 @@ def prepare_ours_compile(model: Any, inputs: tuple[Any, ...], ref: list[np.ndarr
     import torch
 
     import tvm.runtime
+    from tvm.relax.frontend.torch import dynamo  # claims "tvm" over torch's built-in one
 
+    dynamo.register()
     compiled = torch.compile(model, backend="tvm", options={"target": target})
     t = time.perf_counter()
     with torch.inference_mode():
