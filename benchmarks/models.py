@@ -45,6 +45,8 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from timing import stats, time_calls, write_results  # noqa: E402 - benchmarks/ is the script's dir
+
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = Path(__file__).resolve().parent / "results"
 sys.path.insert(0, str(ROOT / "tests" / "onnx"))
@@ -67,22 +69,7 @@ def build_model(name: str) -> tuple[Any, dict[str, np.ndarray]]:
     raise SystemExit(f"unknown model {name!r} (resnet18, mobilenet_v2, densenet121, bert)")
 
 
-def _stats(times: list[float]) -> dict[str, float]:
-    return {"min_ms": 1e3 * min(times), "median_ms": 1e3 * float(np.median(times))}
-
-
 Timer = Callable[[int, int], list[float]]  # (threads, repeats) -> seconds per call
-
-
-def _times(fn: Callable[[], Any], repeats: int, warmup: int = 2) -> list[float]:
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return times
 
 
 def prepare_ours(model: Any, feeds: dict[str, np.ndarray], reference: np.ndarray,
@@ -132,7 +119,7 @@ def prepare_ort(model: Any, feeds: dict[str, np.ndarray], threads: list[int]
         ref = sessions[n].run(None, feeds)[0]
 
     def timer(n: int, repeats: int) -> list[float]:
-        return _times(lambda: sessions[n].run(None, feeds), repeats)
+        return time_calls(lambda: sessions[n].run(None, feeds), repeats)
 
     info = {"version": ort.__version__, "isa": f"{host_label()}, {ORT_NOTE}"}
     return info, timer, ref
@@ -156,7 +143,7 @@ def prepare_torch(model: Any, feeds: dict[str, np.ndarray], reference: np.ndarra
     def timer(n: int, repeats: int) -> list[float]:
         torch.set_num_threads(n)
         with torch.inference_mode():
-            return _times(lambda: net(feeds), repeats)
+            return time_calls(lambda: net(feeds), repeats)
 
     return {"version": torch.__version__, "isa": torch_label(), "max_rel_err": err}, timer
 
@@ -196,7 +183,7 @@ def run(names: list[str], threads: list[int], repeats: int, mcpu: Optional[str] 
         entry: dict[str, Any] = {"ours": ours_info, "onnxruntime": ort_info,
                                  "torch": torch_prep[0] if torch_prep else None}
         for impl in timers:
-            entry[impl]["threads"] = {str(n): _stats(times[impl][n]) for n in threads}
+            entry[impl]["threads"] = {str(n): stats(times[impl][n]) for n in threads}
         out["models"][name] = entry
         for peer in ("onnxruntime", "torch"):
             if entry[peer] and entry[peer].get("isa"):
@@ -260,13 +247,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     threads = [int(t) for t in args.threads.split(",")]
     res = run(args.models.split(","), threads, args.repeats, args.mcpu, args.mattr,
               max(1, args.rounds))
-    out_dir = Path(args.out)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     md = markdown(res, threads)
-    for stem in (f"models-{stamp}", "models-latest"):
-        (out_dir / f"{stem}.json").write_text(json.dumps(res, indent=1))
-        (out_dir / f"{stem}.md").write_text(md)
+    write_results(Path(args.out), "models", res, md)
     print(md)
     return 0
 

@@ -52,6 +52,8 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from timing import stats, time_calls, write_results  # noqa: E402 - benchmarks/ is the script's dir
+
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = Path(__file__).resolve().parent / "results"
 sys.path.insert(0, str(ROOT / "tests" / "onnx"))
@@ -105,28 +107,13 @@ def _rel_err(got: list[np.ndarray], want: list[np.ndarray]) -> float:
                for g, w in zip(got, want))
 
 
-def _times(fn: Callable[[], Any], repeats: int, warmup: int = 2) -> list[float]:
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return times
-
-
-def _stats(times: list[float]) -> dict[str, float]:
-    return {"min_ms": 1e3 * min(times), "median_ms": 1e3 * float(np.median(times))}
-
-
 def _torch_timer(fn: Callable[..., Any], inputs: tuple[Any, ...]) -> Timer:
     import torch
 
     def timer(n: int, repeats: int) -> list[float]:
         torch.set_num_threads(n)
         with torch.inference_mode():
-            return _times(lambda: fn(*inputs), repeats)
+            return time_calls(lambda: fn(*inputs), repeats)
 
     return timer
 
@@ -259,7 +246,7 @@ def run(names: list[str], threads: list[int], repeats: int, mcpu: Optional[str] 
                 for col, timer in timers.items():
                     times[col][n] += timer(n, per_round)
         for col in timers:
-            entry[col]["threads"] = {str(n): _stats(times[col][n]) for n in threads}
+            entry[col]["threads"] = {str(n): stats(times[col][n]) for n in threads}
         out["models"][name] = entry
         print(json.dumps(entry, indent=1), flush=True)
         torch._dynamo.reset()
@@ -352,13 +339,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         parser.error(f"unknown column(s) {sorted(unknown)}; choose from {COLUMNS}")
     res = run(args.models.split(","), threads, args.repeats, args.mcpu, args.mattr,
               max(1, args.rounds), columns)
-    out_dir = Path(args.out)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     md = markdown(res, threads)
-    for stem in (f"torch-models-{stamp}", "torch-models-latest"):
-        (out_dir / f"{stem}.json").write_text(json.dumps(res, indent=1))
-        (out_dir / f"{stem}.md").write_text(md)
+    write_results(Path(args.out), "torch-models", res, md)
     print(md)
     return 0
 

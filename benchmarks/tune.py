@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
-import json
 import math
 import os
 import platform
@@ -45,6 +44,8 @@ from pathlib import Path
 from typing import Any, Optional
 
 import numpy as np
+
+from timing import write_results  # noqa: E402 - benchmarks/ is the script's dir
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
@@ -331,11 +332,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             res["meta"]["isa"].setdefault("onnxruntime", res["models"][t]["onnxruntime"]["isa"])
     res["meta"]["load_after"] = [round(x, 2) for x in os.getloadavg()]
     md = markdown(res)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    for stem in (f"tune-{stamp}", "tune-latest"):
-        (out_dir / f"{stem}.json").write_text(json.dumps(res, indent=1))
-        (out_dir / f"{stem}.md").write_text(md)
+    write_results(out_dir, "tune", res, md)
     print(md)
     return 0
 
