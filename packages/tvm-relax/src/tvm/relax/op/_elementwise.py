@@ -6,12 +6,13 @@ from typing import Any
 
 from tvm.ffi.dtype import DTypeCode, is_float_code, parse_dtype
 
-from ..expr import Call, ShapeExpr
+from ..expr import Call, Expr, ShapeExpr
 from ..struct_info import PrimStructInfo, StructInfo, TensorStructInfo
 from ._infer import binary_dtype, broadcast_shapes
-from .base import arg_sinfo, arg_tensor, op_error
+from .base import OpSpec, arg_sinfo, arg_tensor, make_call, op_error, register_op
 
-__all__ = ["infer_unary", "infer_binary", "is_float", "is_int_or_bool"]
+__all__ = ["infer_unary", "infer_binary", "is_float", "is_int_or_bool", "declare_unary",
+           "declare_binary"]
 
 
 def is_float(dtype: str) -> bool:
@@ -80,3 +81,40 @@ def infer_binary(call: Call, ctx: Any, out_dtype: str = "", require: str = "") -
         ):
             return TensorStructInfo(side.shape, result_dtype, ndim, vdevice)
     return TensorStructInfo(ShapeExpr(out), result_dtype, ndim, vdevice)
+
+
+def declare_unary(name: str, doc: str, require: str = "", out_dtype: str = "",
+                  op_pattern: str = "elemwise") -> OpSpec:
+    """Register ``relax.<name>(x)``, an elementwise op inferred by :func:`infer_unary`, and
+    return its spec (the caller adds the legalization and the numpy evaluator)."""
+    op_name = f"relax.{name}"
+
+    def builder(x: Expr) -> Call:
+        return make_call(op_name, [x])
+
+    builder.__name__ = builder.__qualname__ = name
+    builder.__doc__ = doc
+
+    def infer(call: Call, ctx: Any) -> StructInfo:
+        return infer_unary(call, ctx, require, out_dtype)
+
+    return register_op(op_name, inputs=("x",), infer=infer, op_pattern=op_pattern)(builder)
+
+
+def declare_binary(name: str, doc: str, out_dtype: str = "", require: str = "",
+                   op_pattern: str = "broadcast", inputs: tuple[str, str] = ("x1", "x2")
+                   ) -> OpSpec:
+    """Register ``relax.<name>(a, b)``, a broadcasting op inferred by :func:`infer_binary`,
+    and return its spec."""
+    op_name = f"relax.{name}"
+
+    def builder(x1: Expr, x2: Expr) -> Call:
+        return make_call(op_name, [x1, x2])
+
+    builder.__name__ = builder.__qualname__ = name
+    builder.__doc__ = doc
+
+    def infer(call: Call, ctx: Any) -> StructInfo:
+        return infer_binary(call, ctx, out_dtype, require)
+
+    return register_op(op_name, inputs=inputs, infer=infer, op_pattern=op_pattern)(builder)

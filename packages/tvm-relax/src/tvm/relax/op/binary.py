@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..expr import Call, Expr
-from ._elementwise import infer_binary
-from .base import OpSpec, make_call, register_op
+from ._elementwise import declare_binary
+from .base import OpSpec
 
 # name -> (output dtype override, input dtype requirement, doc)
 BINARY_OPS: dict[str, tuple[str, str, str]] = {
@@ -46,18 +45,8 @@ BINARY_OPS: dict[str, tuple[str, str, str]] = {
 
 
 def _declare(name: str, out_dtype: str, require: str, doc: str) -> OpSpec:
-    op_name = f"relax.{name}"
-
-    def builder(x1: Expr, x2: Expr) -> Call:
-        return make_call(op_name, [x1, x2])
-
-    builder.__name__ = builder.__qualname__ = name
-    builder.__doc__ = f"``{doc}`` elementwise, with numpy broadcasting."
-
-    def infer(call: Call, ctx: Any) -> Any:
-        return infer_binary(call, ctx, out_dtype, require)
-
-    return register_op(op_name, inputs=("x1", "x2"), infer=infer, op_pattern="broadcast")(builder)
+    return declare_binary(name, f"``{doc}`` elementwise, with numpy broadcasting.", out_dtype,
+                          require)
 
 
 for _name, (_out, _req, _doc) in BINARY_OPS.items():

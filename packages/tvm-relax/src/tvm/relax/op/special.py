@@ -16,7 +16,7 @@ from tvm.ffi import register_object
 
 from ..expr import Call, Expr, PrimValue
 from ..struct_info import StructInfo
-from ._elementwise import infer_binary, infer_unary
+from ._elementwise import declare_binary, declare_unary, infer_unary
 from ._lower import scalar_values, te_call
 from .base import Attrs, OpSpec, make_call, op_error, register_op
 
@@ -105,15 +105,7 @@ def _legalizer(name: str, n_of: Callable[[Call], int] = lambda call: 0) -> Calla
 
 
 def _declare_unary(name: str, doc: str) -> OpSpec:
-    op_name = f"relax.{name}"
-
-    def builder(x: Expr) -> Call:
-        return make_call(op_name, [x])
-
-    builder.__name__ = builder.__qualname__ = name
-    builder.__doc__ = f"Elementwise {doc}."
-    spec = register_op(op_name, inputs=("x",), op_pattern="elemwise",
-                       infer=lambda call, ctx: infer_unary(call, ctx, "float"))(builder)
+    spec = declare_unary(name, f"Elementwise {doc}.", "float")
     spec.legalize(_legalizer(name))
     fn = _np_fn(name)
     spec.evaluate(lambda call, x: fn(x))
@@ -121,15 +113,7 @@ def _declare_unary(name: str, doc: str) -> OpSpec:
 
 
 def _declare_binary(name: str, doc: str) -> OpSpec:
-    op_name = f"relax.{name}"
-
-    def builder(x1: Expr, x2: Expr) -> Call:
-        return make_call(op_name, [x1, x2])
-
-    builder.__name__ = builder.__qualname__ = name
-    builder.__doc__ = f"{doc}, elementwise with numpy broadcasting."
-    spec = register_op(op_name, inputs=("x1", "x2"), op_pattern="broadcast",
-                       infer=lambda call, ctx: infer_binary(call, ctx, "", "float"))(builder)
+    spec = declare_binary(name, f"{doc}, elementwise with numpy broadcasting.", "", "float")
     spec.legalize(_legalizer(name))
     fn = _np_fn(name)
     spec.evaluate(lambda call, x1, x2: fn(x1, x2))

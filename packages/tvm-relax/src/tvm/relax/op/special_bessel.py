@@ -12,9 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..expr import Call, Expr
-from ..struct_info import StructInfo, TensorStructInfo
-from ._elementwise import infer_binary, infer_unary
-from .base import OpSpec, make_call, op_error, register_op
+from ..struct_info import TensorStructInfo
+from ._elementwise import declare_binary, declare_unary
+from .base import OpSpec, op_error
 
 SPECIAL_UNARY_OPS: dict[str, str] = {
     "i0": "modified Bessel function of the first kind, order 0",
@@ -75,36 +75,16 @@ def _evaluate(name: str) -> Any:
 
 
 def _declare_unary(name: str, doc: str) -> OpSpec:
-    op_name = f"relax.{name}"
-
-    def builder(x: Expr) -> Call:
-        return make_call(op_name, [x])
-
-    builder.__name__ = builder.__qualname__ = name
-    builder.__doc__ = f"Elementwise {doc}."
-
-    def infer(call: Call, ctx: Any) -> StructInfo:
-        return infer_unary(call, ctx, "float")
-
-    spec = register_op(op_name, inputs=("x",), infer=infer, op_pattern="opaque")(builder)
+    spec = declare_unary(name, f"Elementwise {doc}.", "float", op_pattern="opaque")
     spec.legalize(_legalize(name))
     spec.evaluate(_evaluate(name))
     return spec
 
 
 def _declare_polynomial(name: str, doc: str) -> OpSpec:
-    op_name = f"relax.{name}"
-
-    def builder(x: Expr, n: Expr) -> Call:
-        return make_call(op_name, [x, n])
-
-    builder.__name__ = builder.__qualname__ = name
-    builder.__doc__ = f"The {doc} of degree ``n`` at ``x``, elementwise with broadcasting."
-
-    def infer(call: Call, ctx: Any) -> StructInfo:
-        return infer_binary(call, ctx, "", "float")
-
-    spec = register_op(op_name, inputs=("x", "n"), infer=infer, op_pattern="opaque")(builder)
+    spec = declare_binary(
+        name, f"The {doc} of degree ``n`` at ``x``, elementwise with broadcasting.", "",
+        "float", op_pattern="opaque", inputs=("x", "n"))
     spec.legalize(_legalize(name))
     spec.evaluate(_evaluate(name))
     return spec

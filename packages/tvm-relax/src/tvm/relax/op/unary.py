@@ -13,7 +13,7 @@ from tvm.ffi import register_object
 
 from ..expr import Call, Expr
 from ..struct_info import StructInfo, TensorStructInfo, canonical_dtype
-from ._elementwise import infer_unary
+from ._elementwise import declare_unary, infer_unary
 from .base import Attrs, OpSpec, arg_sinfo, make_call, register_op
 
 # name -> (input requirement "float"/"int"/"", output dtype override, doc)
@@ -58,18 +58,7 @@ UNARY_OPS: dict[str, tuple[str, str, str]] = {
 
 
 def _declare(name: str, require: str, out_dtype: str, doc: str) -> OpSpec:
-    op_name = f"relax.{name}"
-
-    def builder(x: Expr) -> Call:
-        return make_call(op_name, [x])
-
-    builder.__name__ = builder.__qualname__ = name
-    builder.__doc__ = f"Elementwise {doc}."
-
-    def infer(call: Call, ctx: Any) -> StructInfo:
-        return infer_unary(call, ctx, require, out_dtype)
-
-    return register_op(op_name, inputs=("x",), infer=infer, op_pattern="elemwise")(builder)
+    return declare_unary(name, f"Elementwise {doc}.", require, out_dtype)
 
 
 for _name, (_req, _out, _doc) in UNARY_OPS.items():
