@@ -3,11 +3,12 @@
 :func:`apply_rules` takes the rules in order (stably sorted by ``priority``, highest first).
 Each rule makes passes over the blocks of the root in program order: a block not yet
 claimed, for which ``rule.applies`` holds, is offered to the rule on a copy of the
-schedule; on success the copy is kept (its first candidate) and the pass starts again from
-the first block (the blocks may have changed: an inlined producer is gone, a rule made new
-ones); on failure the attempt is dropped with a log message on logger
-``tvm.tir.schedule.rules`` and the block is offered again only after the rule has changed
-some other block.  A rule is done when a pass changes nothing.
+schedule; on success the copy is kept (its first candidate) and the pass goes on with the
+next block (one a change removed is passed over); on failure the attempt is dropped with a
+log message on logger ``tvm.tir.schedule.rules`` and the block is offered again only in a
+pass after one that changed some other block.  A rule is done when a pass changes nothing,
+so a rule costs a pass over the blocks per round of changes (one round for a chain), not a
+pass per change.
 
 Every step is a recorded primitive, so the result carries one trace
 (:attr:`RulesResult.trace`) that prints as Python and replays from JSON onto the
@@ -120,10 +121,12 @@ def apply_rules(func: Any, rules: Sequence[ScheduleRule], name: str = "main") ->
         progress = True
         while progress:
             progress = False
-            taken = claims(sch)
             for block in root_blocks(sch):
-                bname = sch.get(block).name_hint
-                if bname in taken or bname in failed or bname in done_once:
+                try:
+                    bname = sch.get(block).name_hint
+                except InvalidHandleError:  # removed by a change earlier in this pass
+                    continue
+                if bname in claims(sch) or bname in failed or bname in done_once:
                     continue
                 if not rule.applies(sch, block):
                     continue
@@ -134,9 +137,9 @@ def apply_rules(func: Any, rules: Sequence[ScheduleRule], name: str = "main") ->
                 sch = out[0]
                 if not rule.claims_block:
                     done_once.add(bname)
-                failed.clear()
                 progress = True
-                break
+            if progress:
+                failed.clear()
     result = sch.mod[sch.func_working_on]
     return RulesResult(result, sch, dict(claims(sch)))
 
