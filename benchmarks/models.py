@@ -12,6 +12,8 @@ Models (float32, seeded random weights, built with onnx.helper in tests/onnx/mod
     densenet121   batch 1, 3x224x224 (427 nodes, 120 convolutions: the compile-time case)
     bert          BERT-base-like small config: 4 layers, hidden 512, 8 heads, FFN 2048,
                   batch 1, sequence 128 (symbolic batch/sequence in the compiled program)
+    chain20k      20,000 elementwise operators in a row on a 4x8 tensor (the depth case:
+                  compile time must grow linearly with the number of operators)
 
 Columns are timed in ``--rounds`` rounds (default 3) of ``repeats / rounds`` calls each,
 every column and thread count in turn within a round, so that a change of machine load
@@ -66,7 +68,11 @@ def build_model(name: str) -> tuple[Any, dict[str, np.ndarray]]:
         return models.densenet121(), models.image_input(1, 224)
     if name == "bert":
         return models.bert_encoder(**BERT), models.bert_inputs(1, BERT_SEQ, BERT["vocab"])
-    raise SystemExit(f"unknown model {name!r} (resnet18, mobilenet_v2, densenet121, bert)")
+    if name == "chain20k":
+        x = np.random.default_rng(0).standard_normal((4, 8)).astype(np.float32)
+        return models.elementwise_chain(20000), {"x": x}
+    raise SystemExit(f"unknown model {name!r} (resnet18, mobilenet_v2, densenet121, bert, "
+                     "chain20k)")
 
 
 Timer = Callable[[int, int], list[float]]  # (threads, repeats) -> seconds per call

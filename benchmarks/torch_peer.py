@@ -136,6 +136,18 @@ class TorchGraph:
     def _op_Erf(self, x):
         return self.torch.erf(x)
 
+    def _op_Sigmoid(self, x):
+        return self.torch.sigmoid(x)
+
+    def _op_Tanh(self, x):
+        return self.torch.tanh(x)
+
+    def _op_Neg(self, x):
+        return -x
+
+    def _op_Abs(self, x):
+        return self.torch.abs(x)
+
     def _op_LayerNormalization(self, x, gamma, beta, *, axis=-1, epsilon=1e-5):
         F = self.torch.nn.functional
         if axis != -1:

@@ -37,3 +37,24 @@ def test_a_600_op_elementwise_chain_builds_and_runs():
         want = want + 1 if i % 2 else np.maximum(want, 0)
     np.testing.assert_allclose(vm["main"](x).numpy(), want, rtol=1e-6)
     assert len(ex.kernel_lib.function_names) >= 2  # fused into groups of at most 256 ops
+
+
+def test_a_20000_op_onnx_chain_builds_and_matches_onnxruntime():
+    """The depth the robustness issue asks for: 20,000 operators import and build (in
+    seconds, linear in the length; ``benchmarks/models.py --models chain20k`` times it)
+    and compute what onnxruntime computes."""
+    import sys
+    from pathlib import Path
+
+    ort = pytest.importorskip("onnxruntime")
+    sys.path.insert(0, str(Path(__file__).parent / "onnx"))
+    import models
+    from tvm.relax.frontend.onnx import from_onnx
+
+    model = models.elementwise_chain(20000)
+    ex = relax.build(from_onnx(model), target="llvm")
+    x = np.random.default_rng(0).standard_normal((4, 8)).astype(np.float32)
+    got = relax.VirtualMachine(ex, tvm.runtime.cpu())["main"](x).numpy()
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    want = sess.run(None, {"x": x})[0]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

@@ -1,6 +1,7 @@
 """Real model graphs built directly with ``onnx.helper`` (seeded random weights).
 
-``resnet18``, ``mobilenet_v2``, ``densenet121`` and ``bert_encoder`` return an ``onnx.ModelProto``; ``width``
+``resnet18``, ``mobilenet_v2``, ``densenet121``, ``bert_encoder`` and ``elementwise_chain``
+return an ``onnx.ModelProto``; ``width``
 (and the BERT sizes) shrink them for tests, the defaults are the full-size networks used by
 ``benchmarks/models.py``.  No torch or torchvision needed.
 """
@@ -260,6 +261,28 @@ def bert_encoder(layers: int = 4, hidden: int = 512, heads: int = 8, ffn: int = 
               h.make_tensor_value_info("attention_mask", TensorProto.FLOAT, ["batch", "seq"])]
     outputs = [h.make_tensor_value_info("hidden", TensorProto.FLOAT, ["batch", "seq", hidden])]
     return g.model(inputs, outputs, "bert_encoder")
+
+
+def elementwise_chain(length: int = 20000, shape: Sequence[int] = (4, 8), seed: int = 0) -> Any:
+    """``length`` elementwise operators applied one after another (Relu, Add, Mul, Sigmoid,
+    Neg, Abs, Tanh, Sub in turn, the binary ones with a scalar initializer): the graph that
+    measures whether compile time grows linearly with a model's depth."""
+    from onnx import TensorProto
+
+    g = GraphBuilder(seed)
+    h = g.helper
+    inp = h.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))
+    half = g.const(np.array([0.5], np.float32), "c")
+    x = "x"
+    for i in range(length):
+        op = _CHAIN_OPS[i % len(_CHAIN_OPS)]
+        x = g.op(op, [x, half] if op in ("Add", "Mul", "Sub") else [x])
+    g.nodes[-1].output[0] = "y"
+    out = h.make_tensor_value_info("y", TensorProto.FLOAT, list(shape))
+    return g.model([inp], [out], f"chain{length}")
+
+
+_CHAIN_OPS = ("Relu", "Add", "Mul", "Sigmoid", "Neg", "Abs", "Tanh", "Sub")
 
 
 def bert_inputs(batch: int, seq: int, vocab: int, seed: int = 0) -> dict[str, np.ndarray]:
