@@ -34,12 +34,13 @@ exported module.  Each call checks, cheaply, that the graph's weight inputs are 
 tensors, unchanged (identity, version counter, data pointer): an optimizer step,
 ``load_state_dict``, an in-place write under ``no_grad`` or ``p.data = t`` makes the next
 call rebuild with the new values (re-binding the imported module: no new export), or reuse
-the build when the values are equal.  After ``_MAX_REFREEZES`` such rebuilds of one graph,
-the weights keep changing, and the graph is rebuilt once more with weights as run-time
-inputs (with a warning).  A write that bypasses torch's version counter -- through
-``p.data`` (``p.data.copy_(w)``), a numpy or DLPack view -- is not seen by that check: call
-:func:`reload_weights` after it, and the next call of every compiled graph compares its
-weights' contents with the baked ones.
+the build when the values are equal.  Instances of one module class share dynamo's graph;
+each gets builds of its own (a few are kept per graph).  After ``_MAX_REFREEZES`` new sets
+of values (changes or instances) in one graph, the graph is rebuilt once more with weights
+as run-time inputs (with a warning).  A write that bypasses torch's version counter --
+through ``p.data`` (``p.data.copy_(w)``), a numpy or DLPack view -- is not seen by that
+check: call :func:`reload_weights` after it, and the next call of every compiled graph
+compares its weights' contents with the baked ones.
 
 The backend is inference-only: when autograd is on and an input requires grad (parameters
 always do), the graph runs eagerly with a warning -- wrap calls in ``torch.no_grad()`` or
@@ -48,10 +49,11 @@ warning), since the compiled function would not write the mutation back.
 
 Builds are cached in-process, keyed by the graph's code, its input dtypes and (static or
 symbolic) shapes, the options and, with baked weights, a content hash of the weights
-(computed once per build), so a recompilation of the same graph (``torch._dynamo.reset()``,
-another model instance with the same weights, or any instance with ``freeze_params=False``)
-reuses the executable, and instances with different weights never share one.  A symbolic Python int that no
-input shape carries, or a size that ``torch.export`` specializes, is baked into the build:
+(computed once per set of values), so a recompilation of the same graph
+(``torch._dynamo.reset()``, another model instance with the same weights, or any instance
+with ``freeze_params=False``) reuses the executable, and instances with different weights
+never share one.  A symbolic Python int that no input shape carries, or a size that
+``torch.export`` specializes, is baked into the build:
 each distinct value gets its own (cached) build.
 """
 
@@ -62,7 +64,7 @@ import hashlib
 import itertools
 import threading
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
 
 from .common import TorchImportError
@@ -73,8 +75,10 @@ __all__ = ["tvm_backend", "register", "cache_info", "clear_cache", "reload_weigh
 _DEFAULTS = {"target": "llvm", "opt_level": 3, "tuning_records": None, "fallback": False,
              "freeze_params": True}
 
-#: weight changes one compiled graph rebuilds for before it takes its weights as inputs
+#: new weight values one compiled graph rebuilds for before it takes its weights as inputs
 _MAX_REFREEZES = 3
+#: weight sets (model instances sharing one dynamo graph) whose builds a graph keeps
+_MAX_WEIGHT_SETS = 4
 
 _LOCK = threading.Lock()
 _CACHE: dict[Any, "_Build"] = {}
@@ -126,6 +130,17 @@ class _Build:
     device: Any
     n_out: int
     executable: Any = None
+
+
+@dataclass
+class _WeightSet:
+    """Baked weight values and the builds made with them (variant -> build); ``checked``
+    is the :func:`reload_weights` generation its contents were last compared at."""
+
+    weights: FrozenWeights
+    checked: int
+    builds: dict = field(default_factory=dict)
+    keys: set = field(default_factory=set)  # its entries in _CACHE
 
 
 def _torch() -> Any:
@@ -271,7 +286,9 @@ class CompiledGraph:
 
     ``weight_pos`` are the graph inputs that are module weights; while ``frozen`` holds
     their values, builds take them as constants and calls pass only the other tensors
-    (``run_pos``).
+    (``run_pos``).  Model instances that share the graph (dynamo compiles a module class's
+    ``forward`` once for all of them) each get a weight set of their own, up to
+    ``_MAX_WEIGHT_SETS``; a call picks the set whose tensors it passes.
     """
 
     def __init__(self, gm: Any, example_inputs: Sequence[Any], options: dict[str, Any]):
@@ -298,12 +315,13 @@ class CompiledGraph:
             self.weight_pos = [i for i in weight_positions(gm, example_inputs)
                                if self.specs[i].kind == "tensor"
                                and all(isinstance(d, int) for d in self.specs[i].dims)]
-        self.frozen = FrozenWeights(self.weight_pos, example) if self.weight_pos else None
         self._run_frozen = [i for i in self.tensor_pos if i not in set(self.weight_pos)]
-        self.refreezes = 0
-        self._reload_gen = _RELOAD_GEN[0]
+        self.frozen: Optional[FrozenWeights] = None
+        self.refreezes = 0  # new weight values seen after the first
+        self._sets: list[_WeightSet] = []  # most recently used first
         self._imported: dict[tuple, Any] = {}  # variant -> imported module, weights unbound
-        self._cache_keys: set[tuple] = set()  # the _CACHE entries of baked weights made here
+        if self.weight_pos:
+            self._activate(_WeightSet(FrozenWeights(self.weight_pos, example), _RELOAD_GEN[0]))
         self._build(example, self._variant(example), first=True)
         del torch
 
@@ -375,7 +393,7 @@ class CompiledGraph:
                 _CACHE[key] = cached
                 _STATS["builds"] += 1
         if frozen is not None:
-            self._cache_keys.add(key)
+            self._sets[0].keys.add(key)
         self._builds[variant] = cached
         return cached
 
@@ -482,44 +500,66 @@ class CompiledGraph:
         return None
 
     # -- weights ----------------------------------------------------------------------------
-    def _weights_current(self, args: Sequence[Any]) -> bool:
-        if not self.frozen.current(args):
-            return False
-        if self._reload_gen != _RELOAD_GEN[0]:
-            self._reload_gen = _RELOAD_GEN[0]
-            return not self.frozen.content_changed(args)
-        return True
+    def _activate(self, ws: _WeightSet) -> None:
+        """Make ``ws`` the weight set of the next builds and runs (dropping the least
+        recently used set beyond ``_MAX_WEIGHT_SETS``)."""
+        if ws in self._sets:
+            self._sets.remove(ws)
+        self._sets.insert(0, ws)
+        for old in self._sets[_MAX_WEIGHT_SETS:]:
+            self._drop(old)
+        self.frozen, self._builds = ws.weights, ws.builds
 
-    def _refreeze(self, args: Sequence[Any]) -> None:
-        """The weight inputs changed: bake the new values (the next lookup builds), keep the
-        builds when the values are equal, or stop baking after ``_MAX_REFREEZES``."""
-        fresh = FrozenWeights(self.frozen.positions, args)
-        if fresh.digest == self.frozen.digest:
-            self.frozen = fresh  # other tensors or versions, the same values
-            return
-        with _LOCK:  # the old values' builds are of no use to this graph any more
-            for key in self._cache_keys:
+    def _drop(self, ws: _WeightSet) -> None:
+        with _LOCK:  # builds with stale constants are of no use to anyone
+            for key in ws.keys:
                 _CACHE.pop(key, None)
-        self._cache_keys.clear()
-        self._builds.clear()
+        self._sets.remove(ws)
+
+    def _weights_current(self, args: Sequence[Any]) -> bool:
+        return self._sets[0].checked == _RELOAD_GEN[0] and self.frozen.current(args)
+
+    def _select_weights(self, args: Sequence[Any]) -> None:
+        """The call's weights are not the active set's: activate the set they are (or whose
+        values they have), else a new set (the next lookup builds), or stop baking after
+        ``_MAX_REFREEZES`` new values."""
+        gen = _RELOAD_GEN[0]
+        for ws in list(self._sets):
+            if ws.weights.current(args):
+                if ws.checked != gen and ws.weights.content_changed(args):
+                    self._drop(ws)  # written behind the version counter; reloaded
+                    break
+                ws.checked = gen
+                self._activate(ws)
+                return
+        fresh = FrozenWeights(self.weight_pos, args)
+        for ws in self._sets:
+            if ws.weights.digest == fresh.digest:  # other tensors or versions, same values
+                ws.weights, ws.checked = fresh, gen
+                self._activate(ws)
+                return
+        for ws in [ws for ws in self._sets if ws.weights.same_tensors(fresh)]:
+            self._drop(ws)  # the same instance's older values: superseded
         self.refreezes += 1
         if self.refreezes > _MAX_REFREEZES:
             warnings.warn(
-                f"tvm backend: the weights of graph {self.gm.__class__.__name__} changed "
-                f"{self.refreezes} times since it was compiled; rebuilding it with its "
-                "weights as run-time inputs (no more rebuilds for new weights, but no "
+                f"tvm backend: graph {self.gm.__class__.__name__} has seen "
+                f"{self.refreezes + 1} different sets of weight values; rebuilding it with "
+                "its weights as run-time inputs (no more rebuilds for new weights, but no "
                 "weight prepacking or folding: pass options={'freeze_params': False} to "
                 "start that way)", stacklevel=3)
-            self.frozen = None
+            for ws in list(self._sets):
+                self._drop(ws)
+            self.frozen, self._builds = None, {}
             return
-        self.frozen = fresh
+        self._activate(_WeightSet(fresh, gen))
 
     # -- calls ------------------------------------------------------------------------------
     def __call__(self, *args: Any) -> Any:
         if self._eager_reason is not None:
             return self.gm(*args)
         if self.frozen is not None and not self._weights_current(args):
-            self._refreeze(args)
+            self._select_weights(args)
         variant = self._variant(args)
         build = self._builds.get(variant)
         if build is None:

@@ -102,6 +102,10 @@ class FrozenWeights:
                 and [t._version for t in tensors] == self._versions
                 and [t.data_ptr() for t in tensors] == self._ptrs)
 
+    def same_tensors(self, other: "FrozenWeights") -> bool:
+        """Whether ``other`` watches the same (live) tensors, whatever their values."""
+        return not (self._dead or other._dead) and self._ids == other._ids
+
     def content_changed(self, args: Sequence[Any]) -> bool:
         """Whether the values in ``args`` differ from the baked ones (reads them all)."""
         return weights_digest([args[i] for i in self.positions]) != self.digest
