@@ -153,6 +153,26 @@ def test_instances_with_different_weights():
     assert info["builds"] == 3 and info["hits"] == 1
 
 
+def test_instances_with_equal_weights_share_a_build(monkeypatch):
+    from tvm.relax.frontend.torch import dynamo_weights
+
+    hashed = []
+    digest = dynamo_weights.weights_digest
+    monkeypatch.setattr(dynamo_weights, "weights_digest",
+                        lambda ts: hashed.append(len(ts)) or digest(ts))
+    a, b = ConvNet(seed=1), ConvNet(seed=1)
+    backend, graphs = recording_backend()
+    ca, cb = torch.compile(a, backend=backend), torch.compile(b, backend=backend)
+    x = x_input()
+    with torch.no_grad():
+        for _ in range(3):
+            torch.testing.assert_close(ca(x), a(x), **TOL)
+            torch.testing.assert_close(cb(x), b(x), **TOL)
+    assert len(graphs) == 1 and graphs[0].refreezes == 0
+    assert dynamo.cache_info()["builds"] == 1
+    assert len(hashed) == 2  # a's weights at compile time, b's at its first call: no more
+
+
 def test_weights_that_keep_changing_become_inputs(monkeypatch):
     monkeypatch.setattr(dynamo, "_MAX_REFREEZES", 1)
     model = ConvNet()
@@ -191,3 +211,27 @@ def test_only_module_state_is_baked():
     assert len(graph.weight_pos) == 2  # model.weight, model.bias
     assert len(graph.executable.lowered_mod["main"].params) == 2  # x, w
     assert dynamo.cache_info()["builds"] == 1
+
+
+class LstmNet(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.lstm = torch.nn.LSTM(8, 16, num_layers=2, batch_first=True)
+        self.fc = torch.nn.Linear(16, 4)
+        self.eval()
+
+    def forward(self, x):
+        y, _ = self.lstm(x)
+        return self.fc(y[:, -1])
+
+
+def test_lstm_with_dynamo_allow_rnn_is_one_graph():
+    # dynamo graph-breaks on nn.LSTM/GRU/RNN unless allow_rnn is set (torch's default off)
+    model = LstmNet()
+    x = torch.randn(1, 6, 8)
+    with torch._dynamo.config.patch(allow_rnn=True), torch.no_grad():
+        compiled, graphs = compile_graphs(model)
+        torch.testing.assert_close(compiled(x), model(x), **TOL)
+    (graph,) = graphs
+    assert len(graph.weight_pos) == 4 * 2 + 2 and len(graph.run_pos) == 1

@@ -42,6 +42,12 @@ through ``p.data`` (``p.data.copy_(w)``), a numpy or DLPack view -- is not seen 
 check: call :func:`reload_weights` after it, and the next call of every compiled graph
 compares its weights' contents with the baked ones.
 
+Recurrent modules: dynamo does not trace ``nn.LSTM``/``nn.GRU``/``nn.RNN`` unless
+``torch._dynamo.config.allow_rnn = True`` (off by default in torch 2.13): without it the
+module call is a graph break (when it comes first in ``forward``, the whole frame runs
+eagerly and no graph reaches this backend); with it, the module is captured in the graph
+and imported like any other (``aten.lstm`` ...).
+
 The backend is inference-only: when autograd is on and an input requires grad (parameters
 always do), the graph runs eagerly with a warning -- wrap calls in ``torch.no_grad()`` or
 ``torch.inference_mode()``.  A graph that mutates its inputs also runs eagerly (with a
@@ -134,11 +140,11 @@ class _Build:
 
 @dataclass
 class _WeightSet:
-    """Baked weight values and the builds made with them (variant -> build); ``checked``
-    is the :func:`reload_weights` generation its contents were last compared at."""
+    """Baked weight values (their ``digest``), the builds made with them (variant -> build)
+    and the watchers of the tensors that hold them (one per model instance)."""
 
-    weights: FrozenWeights
-    checked: int
+    digest: str
+    watchers: list
     builds: dict = field(default_factory=dict)
     keys: set = field(default_factory=set)  # its entries in _CACHE
 
@@ -321,7 +327,8 @@ class CompiledGraph:
         self._sets: list[_WeightSet] = []  # most recently used first
         self._imported: dict[tuple, Any] = {}  # variant -> imported module, weights unbound
         if self.weight_pos:
-            self._activate(_WeightSet(FrozenWeights(self.weight_pos, example), _RELOAD_GEN[0]))
+            first = FrozenWeights(self.weight_pos, example, _RELOAD_GEN[0])
+            self._activate(_WeightSet(first.digest, [first]), first)
         self._build(example, self._variant(example), first=True)
         del torch
 
@@ -500,15 +507,16 @@ class CompiledGraph:
         return None
 
     # -- weights ----------------------------------------------------------------------------
-    def _activate(self, ws: _WeightSet) -> None:
-        """Make ``ws`` the weight set of the next builds and runs (dropping the least
-        recently used set beyond ``_MAX_WEIGHT_SETS``)."""
+    def _activate(self, ws: _WeightSet, watcher: FrozenWeights) -> None:
+        """Make ``ws`` the weight set of the next builds and runs, ``watcher`` the tensors
+        checked at the next call (dropping the least recently used sets beyond
+        ``_MAX_WEIGHT_SETS``)."""
         if ws in self._sets:
             self._sets.remove(ws)
         self._sets.insert(0, ws)
         for old in self._sets[_MAX_WEIGHT_SETS:]:
             self._drop(old)
-        self.frozen, self._builds = ws.weights, ws.builds
+        self.frozen, self._builds = watcher, ws.builds
 
     def _drop(self, ws: _WeightSet) -> None:
         with _LOCK:  # builds with stale constants are of no use to anyone
@@ -517,29 +525,32 @@ class CompiledGraph:
         self._sets.remove(ws)
 
     def _weights_current(self, args: Sequence[Any]) -> bool:
-        return self._sets[0].checked == _RELOAD_GEN[0] and self.frozen.current(args)
+        return self.frozen.checked == _RELOAD_GEN[0] and self.frozen.current(args)
 
     def _select_weights(self, args: Sequence[Any]) -> None:
-        """The call's weights are not the active set's: activate the set they are (or whose
-        values they have), else a new set (the next lookup builds), or stop baking after
-        ``_MAX_REFREEZES`` new values."""
+        """The call's weights are not the ones checked last: activate the set whose
+        tensors they are, or whose values they have, else a new set (the next lookup
+        builds), or stop baking after ``_MAX_REFREEZES`` new sets of values."""
         gen = _RELOAD_GEN[0]
-        for ws in list(self._sets):
-            if ws.weights.current(args):
-                if ws.checked != gen and ws.weights.content_changed(args):
-                    self._drop(ws)  # written behind the version counter; reloaded
-                    break
-                ws.checked = gen
-                self._activate(ws)
-                return
-        fresh = FrozenWeights(self.weight_pos, args)
         for ws in self._sets:
-            if ws.weights.digest == fresh.digest:  # other tensors or versions, same values
-                ws.weights, ws.checked = fresh, gen
-                self._activate(ws)
+            watcher = next((w for w in ws.watchers if w.current(args)), None)
+            if watcher is None:
+                continue
+            if watcher.checked == gen or not watcher.content_changed(args):
+                watcher.checked = gen
+                self._activate(ws, watcher)
                 return
-        for ws in [ws for ws in self._sets if ws.weights.same_tensors(fresh)]:
-            self._drop(ws)  # the same instance's older values: superseded
+            break  # written behind the version counter (reload_weights): new values
+        fresh = FrozenWeights(self.weight_pos, args, gen)
+        match = next((ws for ws in self._sets if ws.digest == fresh.digest), None)
+        for ws in list(self._sets):  # the same instance's older values, freed tensors
+            ws.watchers = [w for w in ws.watchers if w.alive and not w.same_tensors(fresh)]
+            if not ws.watchers and ws is not match:
+                self._drop(ws)
+        if match is not None:  # other tensors (or versions), the same values
+            match.watchers.append(fresh)
+            self._activate(match, fresh)
+            return
         self.refreezes += 1
         if self.refreezes > _MAX_REFREEZES:
             warnings.warn(
@@ -552,7 +563,7 @@ class CompiledGraph:
                 self._drop(ws)
             self.frozen, self._builds = None, {}
             return
-        self._activate(_WeightSet(fresh, gen))
+        self._activate(_WeightSet(fresh.digest, [fresh]), fresh)
 
     # -- calls ------------------------------------------------------------------------------
     def __call__(self, *args: Any) -> Any:

@@ -63,7 +63,7 @@ def weights_digest(tensors: Sequence[Any]) -> str:
         t = t.detach()
         h.update(f"{t.dtype}{tuple(t.shape)};".encode())
         if t.numel():
-            t = t.cpu().contiguous()
+            t = t.cpu().resolve_conj().resolve_neg().contiguous()
             h.update(t.view(-1).view(torch.uint8).numpy())
     return h.hexdigest()
 
@@ -72,7 +72,9 @@ class FrozenWeights:
     """One set of weight values baked into a build, and the cheap per-call test that the
     graph's weight inputs still hold them.
 
-    ``current(args)`` compares, for each weight input, the tensor's identity, its version
+    ``checked`` is the :func:`~.dynamo.reload_weights` generation at which the values were
+    last read.  ``current(args)`` compares, for each weight input, the tensor's identity, its
+    version
     counter (bumped by every in-place write through the tensor: an optimizer step,
     ``load_state_dict``, ``p.copy_`` under ``no_grad``) and its data pointer (``p.data =
     other``).  Writes that bypass the version counter -- through ``p.data`` (``p.data
@@ -81,8 +83,9 @@ class FrozenWeights:
     for).
     """
 
-    def __init__(self, positions: Sequence[int], args: Sequence[Any]) -> None:
+    def __init__(self, positions: Sequence[int], args: Sequence[Any], checked: int = 0) -> None:
         self.positions = list(positions)
+        self.checked = checked
         tensors = [args[i] for i in self.positions]
         self._dead = False
         self._refs = [weakref.ref(t, self._on_dead) for t in tensors]
@@ -101,6 +104,11 @@ class FrozenWeights:
                 and [id(t) for t in tensors] == self._ids
                 and [t._version for t in tensors] == self._versions
                 and [t.data_ptr() for t in tensors] == self._ptrs)
+
+    @property
+    def alive(self) -> bool:
+        """Whether every watched tensor still exists."""
+        return not self._dead
 
     def same_tensors(self, other: "FrozenWeights") -> bool:
         """Whether ``other`` watches the same (live) tensors, whatever their values."""
