@@ -129,6 +129,19 @@ def test_writes_through_data_need_reload_weights():
     assert dynamo.cache_info()["builds"] == 3
 
 
+def test_weights_made_under_inference_mode():
+    with torch.inference_mode():
+        model = ConvNet()  # inference tensors: no version counter
+    x = x_input()
+    compiled, graphs = compile_graphs(model)
+    with torch.inference_mode():
+        torch.testing.assert_close(compiled(x), model(x), **TOL)
+        model.fc.bias.add_(1.0)
+        dynamo.reload_weights()
+        torch.testing.assert_close(compiled(x), model(x), **TOL)
+    assert graphs[0].frozen is not None and dynamo.cache_info()["builds"] == 2
+
+
 def test_instances_with_different_weights():
     a, b = ConvNet(seed=1), ConvNet(seed=2)
     x = x_input()

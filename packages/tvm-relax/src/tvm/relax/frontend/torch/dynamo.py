@@ -38,8 +38,9 @@ the build when the values are equal.  Instances of one module class share dynamo
 each gets builds of its own (a few are kept per graph).  After ``_MAX_REFREEZES`` new sets
 of values (changes or instances) in one graph, the graph is rebuilt once more with weights
 as run-time inputs (with a warning).  A write that bypasses torch's version counter --
-through ``p.data`` (``p.data.copy_(w)``), a numpy or DLPack view -- is not seen by that
-check: call :func:`reload_weights` after it, and the next call of every compiled graph
+through ``p.data`` (``p.data.copy_(w)``), a numpy or DLPack view, or in place to a weight
+created under ``torch.inference_mode`` (an inference tensor has no counter) -- is not seen
+by that check: call :func:`reload_weights` after it, and the next call of every compiled graph
 compares its weights' contents with the baked ones.
 
 Recurrent modules: dynamo does not trace ``nn.LSTM``/``nn.GRU``/``nn.RNN`` unless

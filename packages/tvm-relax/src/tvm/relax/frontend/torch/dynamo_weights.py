@@ -78,9 +78,10 @@ class FrozenWeights:
     counter (bumped by every in-place write through the tensor: an optimizer step,
     ``load_state_dict``, ``p.copy_`` under ``no_grad``) and its data pointer (``p.data =
     other``).  Writes that bypass the version counter -- through ``p.data`` (``p.data
-    .copy_(...)``, ``.data`` has a counter of its own), numpy or DLPack views -- are not seen;
-    :meth:`content_changed` re-reads the values (what :func:`~.dynamo.reload_weights` asks
-    for).
+    .copy_(...)``, ``.data`` has a counter of its own), numpy or DLPack views, or in place
+    to an inference tensor (made under ``torch.inference_mode``, which has no counter) --
+    are not seen; :meth:`content_changed` re-reads the values (what
+    :func:`~.dynamo.reload_weights` asks for).
     """
 
     def __init__(self, positions: Sequence[int], args: Sequence[Any], checked: int = 0) -> None:
@@ -90,7 +91,11 @@ class FrozenWeights:
         self._dead = False
         self._refs = [weakref.ref(t, self._on_dead) for t in tensors]
         self._ids = [id(t) for t in tensors]
-        self._versions = [t._version for t in tensors]
+        # inference tensors (made under torch.inference_mode) have no version counter
+        self._inference = [t.is_inference() for t in tensors]
+        if not any(self._inference):
+            self._inference = None
+        self._versions = self._versions_of(tensors)
         self._ptrs = [t.data_ptr() for t in tensors]
         self.digest = weights_digest(tensors)
 
@@ -102,8 +107,13 @@ class FrozenWeights:
         tensors = [args[i] for i in self.positions]
         return (not self._dead
                 and [id(t) for t in tensors] == self._ids
-                and [t._version for t in tensors] == self._versions
+                and self._versions_of(tensors) == self._versions
                 and [t.data_ptr() for t in tensors] == self._ptrs)
+
+    def _versions_of(self, tensors: list[Any]) -> list[int]:
+        if self._inference is None:
+            return [t._version for t in tensors]
+        return [-1 if inf else t._version for t, inf in zip(tensors, self._inference)]
 
     @property
     def alive(self) -> bool:
