@@ -122,17 +122,18 @@ def test_cache_reuses_builds_across_recompiles():
     torch.manual_seed(0)
     model = Mlp().eval()
     x = torch.randn(3, 8)
+    unfrozen = {"freeze_params": False}
     with torch.no_grad():
-        torch.compile(model, backend="tvm")(x)
+        torch.compile(model, backend="tvm", options=unfrozen)(x)
         torch._dynamo.reset()
         other = Mlp().eval()  # same graph, other weights (inputs of the graph, not constants)
-        got = torch.compile(other, backend="tvm")(x)
+        got = torch.compile(other, backend="tvm", options=unfrozen)(x)
         torch.testing.assert_close(got, other(x), rtol=1e-5, atol=1e-6)
     info = dynamo.cache_info()
     assert info["builds"] == 1 and info["hits"] == 1
     with torch.no_grad():  # other options: another build
         torch._dynamo.reset()
-        torch.compile(model, backend="tvm", options={"opt_level": 2})(x)
+        torch.compile(model, backend="tvm", options={**unfrozen, "opt_level": 2})(x)
     assert dynamo.cache_info()["builds"] == 2
 
 

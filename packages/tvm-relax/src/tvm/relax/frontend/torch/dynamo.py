@@ -21,6 +21,33 @@ Options (``torch.compile(..., options={...})``):
 ``fallback``
     when True, a graph that cannot be exported or imported runs eagerly (with a warning)
     instead of raising; default False.
+``freeze_params``
+    bake the parameters and buffers of the traced modules into the build as constants
+    (default True; see "Weights" below); False passes them at every call instead.
+
+Weights: dynamo lifts a module's parameters and buffers to graph inputs.  With
+``freeze_params`` (the default) the backend recognises them (dynamo's static-input mark on
+an nn-module source, see :mod:`.dynamo_weights`) and binds their values into the Relax
+function as constants, so the build folds batch norms into convolutions, folds constants
+and prepacks conv/matmul weights at compile time, as ``from_exported_program`` does for an
+exported module.  Each call checks, cheaply, that the graph's weight inputs are the baked
+tensors, unchanged (identity, version counter, data pointer): an optimizer step,
+``load_state_dict``, an in-place write under ``no_grad`` or ``p.data = t`` makes the next
+call rebuild with the new values (re-binding the imported module: no new export), or reuse
+the build when the values are equal.  Instances of one module class share dynamo's graph;
+each gets builds of its own (a few are kept per graph).  After ``_MAX_REFREEZES`` new sets
+of values (changes or instances) in one graph, the graph is rebuilt once more with weights
+as run-time inputs (with a warning).  A write that bypasses torch's version counter --
+through ``p.data`` (``p.data.copy_(w)``), a numpy or DLPack view, or in place to a weight
+created under ``torch.inference_mode`` (an inference tensor has no counter) -- is not seen
+by that check: call :func:`reload_weights` after it, and the next call of every compiled graph
+compares its weights' contents with the baked ones.
+
+Recurrent modules: dynamo does not trace ``nn.LSTM``/``nn.GRU``/``nn.RNN`` unless
+``torch._dynamo.config.allow_rnn = True`` (off by default in torch 2.13): without it the
+module call is a graph break (when it comes first in ``forward``, the whole frame runs
+eagerly and no graph reaches this backend); with it, the module is captured in the graph
+and imported like any other (``aten.lstm`` ...).
 
 The backend is inference-only: when autograd is on and an input requires grad (parameters
 always do), the graph runs eagerly with a warning -- wrap calls in ``torch.no_grad()`` or
@@ -28,9 +55,12 @@ always do), the graph runs eagerly with a warning -- wrap calls in ``torch.no_gr
 warning), since the compiled function would not write the mutation back.
 
 Builds are cached in-process, keyed by the graph's code, its input dtypes and (static or
-symbolic) shapes, and the options, so a recompilation of the same graph (another model
-instance, ``torch._dynamo.reset()``) reuses the executable.  A symbolic Python int that no
-input shape carries, or a size that ``torch.export`` specializes, is baked into the build:
+symbolic) shapes, the options and, with baked weights, a content hash of the weights
+(computed once per set of values), so a recompilation of the same graph
+(``torch._dynamo.reset()``, another model instance with the same weights, or any instance
+with ``freeze_params=False``) reuses the executable, and instances with different weights
+never share one.  A symbolic Python int that no input shape carries, or a size that
+``torch.export`` specializes, is baked into the build:
 each distinct value gets its own (cached) build.
 """
 
@@ -38,20 +68,37 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import threading
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
 
 from .common import TorchImportError
+from .dynamo_weights import FrozenWeights, weight_positions
 
-__all__ = ["tvm_backend", "register", "cache_info", "clear_cache"]
+__all__ = ["tvm_backend", "register", "cache_info", "clear_cache", "reload_weights"]
 
-_DEFAULTS = {"target": "llvm", "opt_level": 3, "tuning_records": None, "fallback": False}
+_DEFAULTS = {"target": "llvm", "opt_level": 3, "tuning_records": None, "fallback": False,
+             "freeze_params": True}
+
+#: new weight values one compiled graph rebuilds for before it takes its weights as inputs
+_MAX_REFREEZES = 3
+#: weight sets (model instances sharing one dynamo graph) whose builds a graph keeps
+_MAX_WEIGHT_SETS = 4
 
 _LOCK = threading.Lock()
 _CACHE: dict[Any, "_Build"] = {}
 _STATS = {"builds": 0, "hits": 0}
+_RELOADS = itertools.count(1)  # reload_weights() generations
+_RELOAD_GEN = [0]
+
+
+def reload_weights() -> None:
+    """Make the next call of every compiled graph compare the contents of its baked weights
+    with their live values (and rebuild where they differ): for writes torch's version
+    counter does not see, such as ``param.data.copy_(w)``."""
+    _RELOAD_GEN[0] = next(_RELOADS)
 
 
 def cache_info() -> dict[str, int]:
@@ -89,6 +136,18 @@ class _Build:
     vm: Any
     device: Any
     n_out: int
+    executable: Any = None
+
+
+@dataclass
+class _WeightSet:
+    """Baked weight values (their ``digest``), the builds made with them (variant -> build)
+    and the watchers of the tensors that hold them (one per model instance)."""
+
+    digest: str
+    watchers: list
+    builds: dict = field(default_factory=dict)
+    keys: set = field(default_factory=set)  # its entries in _CACHE
 
 
 def _torch() -> Any:
@@ -230,7 +289,14 @@ def _wrapper(gm: Any, specs: list[_Input], baked: dict[int, Any], slots: list[in
 
 class CompiledGraph:
     """The callable the backend returns for one dynamo graph: looks up (or builds) the
-    executable for the call's baked values and specialized sizes, then runs it on the VM."""
+    executable for the call's baked values and specialized sizes, then runs it on the VM.
+
+    ``weight_pos`` are the graph inputs that are module weights; while ``frozen`` holds
+    their values, builds take them as constants and calls pass only the other tensors
+    (``run_pos``).  Model instances that share the graph (dynamo compiles a module class's
+    ``forward`` once for all of them) each get a weight set of their own, up to
+    ``_MAX_WEIGHT_SETS``; a call picks the set whose tensors it passes.
+    """
 
     def __init__(self, gm: Any, example_inputs: Sequence[Any], options: dict[str, Any]):
         torch = _torch()
@@ -251,8 +317,31 @@ class CompiledGraph:
         self._builds: dict[tuple, Any] = {}
         self._eager_reason: Optional[str] = None
         example = [self._materialize(x) for x in example_inputs]
+        self.weight_pos: list[int] = []
+        if options["freeze_params"]:
+            self.weight_pos = [i for i in weight_positions(gm, example_inputs)
+                               if self.specs[i].kind == "tensor"
+                               and all(isinstance(d, int) for d in self.specs[i].dims)]
+        self._run_frozen = [i for i in self.tensor_pos if i not in set(self.weight_pos)]
+        self.frozen: Optional[FrozenWeights] = None
+        self.refreezes = 0  # new weight values seen after the first
+        self._sets: list[_WeightSet] = []  # most recently used first
+        self._imported: dict[tuple, Any] = {}  # variant -> imported module, weights unbound
+        if self.weight_pos:
+            first = FrozenWeights(self.weight_pos, example, _RELOAD_GEN[0])
+            self._activate(_WeightSet(first.digest, [first]), first)
         self._build(example, self._variant(example), first=True)
         del torch
+
+    @property
+    def run_pos(self) -> list[int]:
+        """The graph inputs a call passes to the VM."""
+        return self.tensor_pos if self.frozen is None else self._run_frozen
+
+    @property
+    def executable(self) -> Any:
+        """The executable of the latest build (for inspection)."""
+        return next(reversed(self._builds.values())).executable if self._builds else None
 
     # -- outputs ----------------------------------------------------------------------------
     def _plan_outputs(self) -> None:
@@ -297,24 +386,56 @@ class CompiledGraph:
         return value.item() if self.specs[i].kind == "scalar" else value
 
     def _build(self, args: Sequence[Any], variant: tuple, first: bool = False) -> Any:
-        key = (self.digest, tuple(self.specs), variant, _options_key(self.options))
+        frozen = None if self.frozen is None else (tuple(self.frozen.positions),
+                                                   self.frozen.digest)
+        key = (self.digest, tuple(self.specs), variant, _options_key(self.options), frozen)
         with _LOCK:
             cached = _CACHE.get(key)
             if cached is not None:
                 _STATS["hits"] += 1
         if cached is None:
-            cached = self._compile(args)
+            cached = self._compile(args, variant)
             if cached is None:
                 return None
             with _LOCK:
                 _CACHE[key] = cached
                 _STATS["builds"] += 1
+        if frozen is not None:
+            self._sets[0].keys.add(key)
         self._builds[variant] = cached
         return cached
 
-    def _compile(self, args: Sequence[Any]) -> Optional[_Build]:
-        torch = _torch()
+    def _compile(self, args: Sequence[Any], variant: tuple) -> Optional[_Build]:
         from tvm import relax
+
+        mod = self._imported.get(variant)
+        if mod is None:
+            mod = self._import(args)
+            if mod is None:
+                return None
+            if self.weight_pos:  # kept to re-bind changed weights without a new export
+                self._imported[variant] = mod
+        if self.frozen is not None:
+            mod = self._bind_weights(mod, args)
+        with self._build_context():
+            ex = relax.build(mod, target=self.target)
+        vm = relax.VirtualMachine(ex, self.device)
+        return _Build(vm, self.device, len(self.slots), ex)
+
+    def _bind_weights(self, mod: Any, args: Sequence[Any]) -> Any:
+        """``mod`` with the weight inputs of ``main`` (its parameters follow the graph's
+        tensor inputs in order) bound to the values in ``args``."""
+        from tvm.relax.vm import bind_params
+
+        params = mod["main"].params
+        arrays = FrozenWeights.arrays(args, self.frozen.positions)
+        names = {params[self.tensor_pos.index(i)].name_hint: a
+                 for i, a in zip(self.frozen.positions, arrays)}
+        return bind_params(mod, names)
+
+    def _import(self, args: Sequence[Any]) -> Any:
+        """Export the graph (every tensor input a user input) and import it."""
+        torch = _torch()
 
         from .importer import decomposition_table, from_exported_program
 
@@ -344,13 +465,9 @@ class CompiledGraph:
                                 "function would not write it back)", None, always=True)
         self._record_specialized(ep)
         try:
-            mod = from_exported_program(ep, run_decompositions=False)
+            return from_exported_program(ep, run_decompositions=False)
         except TorchImportError as err:
             return self._cannot(str(err), err)
-        with self._build_context():
-            ex = relax.build(mod, target=self.target)
-        vm = relax.VirtualMachine(ex, self.device)
-        return _Build(vm, self.device, len(self.slots))
 
     def _record_specialized(self, ep: Any) -> None:
         user = [n for n in ep.graph.nodes if n.op == "placeholder"
@@ -390,17 +507,78 @@ class CompiledGraph:
         self._eager_reason = reason
         return None
 
+    # -- weights ----------------------------------------------------------------------------
+    def _activate(self, ws: _WeightSet, watcher: FrozenWeights) -> None:
+        """Make ``ws`` the weight set of the next builds and runs, ``watcher`` the tensors
+        checked at the next call (dropping the least recently used sets beyond
+        ``_MAX_WEIGHT_SETS``)."""
+        if ws in self._sets:
+            self._sets.remove(ws)
+        self._sets.insert(0, ws)
+        for old in self._sets[_MAX_WEIGHT_SETS:]:
+            self._drop(old)
+        self.frozen, self._builds = watcher, ws.builds
+
+    def _drop(self, ws: _WeightSet) -> None:
+        with _LOCK:  # builds with stale constants are of no use to anyone
+            for key in ws.keys:
+                _CACHE.pop(key, None)
+        self._sets.remove(ws)
+
+    def _weights_current(self, args: Sequence[Any]) -> bool:
+        return self.frozen.checked == _RELOAD_GEN[0] and self.frozen.current(args)
+
+    def _select_weights(self, args: Sequence[Any]) -> None:
+        """The call's weights are not the ones checked last: activate the set whose
+        tensors they are, or whose values they have, else a new set (the next lookup
+        builds), or stop baking after ``_MAX_REFREEZES`` new sets of values."""
+        gen = _RELOAD_GEN[0]
+        for ws in self._sets:
+            watcher = next((w for w in ws.watchers if w.current(args)), None)
+            if watcher is None:
+                continue
+            if watcher.checked == gen or not watcher.content_changed(args):
+                watcher.checked = gen
+                self._activate(ws, watcher)
+                return
+            break  # written behind the version counter (reload_weights): new values
+        fresh = FrozenWeights(self.weight_pos, args, gen)
+        match = next((ws for ws in self._sets if ws.digest == fresh.digest), None)
+        for ws in list(self._sets):  # the same instance's older values, freed tensors
+            ws.watchers = [w for w in ws.watchers if w.alive and not w.same_tensors(fresh)]
+            if not ws.watchers and ws is not match:
+                self._drop(ws)
+        if match is not None:  # other tensors (or versions), the same values
+            match.watchers.append(fresh)
+            self._activate(match, fresh)
+            return
+        self.refreezes += 1
+        if self.refreezes > _MAX_REFREEZES:
+            warnings.warn(
+                f"tvm backend: graph {self.gm.__class__.__name__} has seen "
+                f"{self.refreezes + 1} different sets of weight values; rebuilding it with "
+                "its weights as run-time inputs (no more rebuilds for new weights, but no "
+                "weight prepacking or folding: pass options={'freeze_params': False} to "
+                "start that way)", stacklevel=3)
+            for ws in list(self._sets):
+                self._drop(ws)
+            self.frozen, self._builds = None, {}
+            return
+        self._activate(_WeightSet(fresh.digest, [fresh]), fresh)
+
     # -- calls ------------------------------------------------------------------------------
     def __call__(self, *args: Any) -> Any:
         if self._eager_reason is not None:
             return self.gm(*args)
+        if self.frozen is not None and not self._weights_current(args):
+            self._select_weights(args)
         variant = self._variant(args)
         build = self._builds.get(variant)
         if build is None:
             build = self._build(args, variant)
             if build is None:
                 return self.gm(*args)
-        result = build.vm["main"](*[self._to_tvm(args[i]) for i in self.tensor_pos])
+        result = build.vm["main"](*[self._to_tvm(args[i]) for i in self.run_pos])
         computed = list(result) if isinstance(result, (list, tuple)) else [result]
         outs = []
         for kind, value in self.out_plan:
