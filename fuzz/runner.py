@@ -181,6 +181,7 @@ def fuzz(targets: list[str], budget: float, seed: int, corpus: Path,
                 share = (budget - (time.time() - start)) / (len(targets) - k)
                 end = time.time() + max(share, 1.0)
                 ran, found, index = 0, 0, 0
+                outcomes: dict[str, int] = {}
                 while time.time() < end:
                     req = {"cmd": "fuzz", "target": target,
                            "seed": _batch_seed(seed, target, index), "examples": BATCH,
@@ -188,6 +189,8 @@ def fuzz(targets: list[str], budget: float, seed: int, corpus: Path,
                     reply = worker.request(req, deadline=end + case_timeout + 60.0)
                     index += 1
                     ran += reply["ran"]
+                    for label, n in reply.get("outcomes", {}).items():
+                        outcomes[label] = outcomes.get(label, 0) + n
                     if "lost" in reply:
                         print(f"fuzz: {target}: {reply['lost']}", flush=True)
                     for failure in reply["failures"]:
@@ -200,6 +203,8 @@ def fuzz(targets: list[str], budget: float, seed: int, corpus: Path,
                               f"      case written to {path}", flush=True)
                 print(f"fuzz: {target}: {ran} cases, {found} failures "
                       f"({time.time() - end + max(share, 1.0):.0f} s)", flush=True)
+                for label, n in sorted(outcomes.items(), key=lambda kv: -kv[1]):
+                    print(f"      {n:6d}  {label}", flush=True)
         finally:
             worker.stop()
     if new:

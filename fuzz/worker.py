@@ -33,6 +33,7 @@ class _Recorder:
         self.current_path = current_path
         self.ran = 0
         self.last_failure: dict[str, Any] | None = None
+        self.outcomes: dict[str, int] = {}
 
     def run(self, target_name: str, module: Any, case: dict[str, Any]) -> None:
         case = to_jsonable(case)
@@ -42,7 +43,8 @@ class _Recorder:
         os.replace(tmp, self.current_path)
         self.ran += 1
         try:
-            module.check(case)
+            outcome = module.check(case) or "ok"
+            self.outcomes[outcome] = self.outcomes.get(outcome, 0) + 1
         except Failure as err:
             self.last_failure = {"target": target_name, "kind": err.kind,
                                  "detail": err.detail, "case": case}
@@ -68,6 +70,7 @@ def _fuzz(rec: _Recorder, req: dict[str, Any]) -> dict[str, Any]:
     state = {"failed": False}
     rec.ran = 0
     rec.last_failure = None
+    rec.outcomes = {}
 
     @seed(int(req["seed"]))
     @settings(max_examples=int(req["examples"]), database=None, deadline=None,
@@ -89,7 +92,7 @@ def _fuzz(rec: _Recorder, req: dict[str, Any]) -> dict[str, Any]:
     except Exception:  # noqa: BLE001 - the recorder holds the (shrunk) failure
         pass
     failures = [rec.last_failure] if rec.last_failure is not None else []
-    return {"ran": rec.ran, "failures": failures}
+    return {"ran": rec.ran, "failures": failures, "outcomes": rec.outcomes}
 
 
 def _check(rec: _Recorder, req: dict[str, Any]) -> dict[str, Any]:
