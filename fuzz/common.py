@@ -18,6 +18,9 @@ TARGETS = {
     "executables": "fuzz.executables",
 }
 
+#: targets for the harness's own tests, not run by ``--target all``
+SELF_TEST_TARGETS = {"_crash_for_test": "fuzz._selftest"}
+
 
 class Failure(Exception):
     """An oracle violation: ``kind`` (``wrong-answer``, ``unexpected-exception``, ...) and a
@@ -39,9 +42,10 @@ class Outcome:
 
 def load_target(name: str) -> ModuleType:
     """The module implementing target ``name`` (it defines ``cases()`` and ``check(case)``)."""
-    if name not in TARGETS:
+    module = TARGETS.get(name) or SELF_TEST_TARGETS.get(name)
+    if module is None:
         raise KeyError(f"unknown fuzz target {name!r}; known: {', '.join(TARGETS)}")
-    return importlib.import_module(TARGETS[name])
+    return importlib.import_module(module)
 
 
 def describe(err: BaseException) -> str:

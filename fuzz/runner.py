@@ -201,6 +201,8 @@ def fuzz(targets: list[str], budget: float, seed: int, corpus: Path,
                         first = failure["detail"].splitlines()[0][:300]
                         print(f"fuzz: {target}: {mark} {failure['kind']}: {first}\n"
                               f"      case written to {path}", flush=True)
+                        if is_new:  # the whole entry, so a CI log is enough to reproduce
+                            print("      " + path.read_text().replace("\n", ""), flush=True)
                 print(f"fuzz: {target}: {ran} cases, {found} failures "
                       f"({time.time() - end + max(share, 1.0):.0f} s)", flush=True)
                 for label, n in sorted(outcomes.items(), key=lambda kv: -kv[1]):
@@ -213,9 +215,13 @@ def fuzz(targets: list[str], budget: float, seed: int, corpus: Path,
     return new
 
 
-def replay(paths: list[Path], case_timeout: float = CASE_TIMEOUT) -> int:
-    """Run each corpus file's case again in a worker; the number still failing."""
+def replay(paths: list[Path], case_timeout: float = CASE_TIMEOUT,
+           results: Path | None = None) -> int:
+    """Run each corpus file's case again in a worker; the number still failing.
+
+    ``results``: a JSON file to write ``{path: null or the failure}`` to."""
     failing = 0
+    outcome: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="tvm-fuzz-") as tmp:
         worker = Worker(Path(tmp), case_timeout)
         try:
@@ -227,11 +233,15 @@ def replay(paths: list[Path], case_timeout: float = CASE_TIMEOUT) -> int:
                 if reply["failures"]:
                     failing += 1
                     failure = reply["failures"][0]
+                    outcome[str(path)] = {"kind": failure["kind"], "detail": failure["detail"]}
                     print(f"FAIL {path}: {failure['kind']}: {failure['detail']}", flush=True)
                 else:
+                    outcome[str(path)] = None
                     print(f"ok   {path}", flush=True)
         finally:
             worker.stop()
+    if results is not None:
+        results.write_text(json.dumps(outcome, indent=1))
     return failing
 
 
@@ -251,9 +261,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--case-timeout", type=float, default=CASE_TIMEOUT)
     parser.add_argument("--replay", nargs="+", type=Path, default=None,
                         help="run these corpus files' cases instead of fuzzing")
+    parser.add_argument("--results", type=Path, default=None,
+                        help="with --replay: write each file's result to this JSON file")
     args = parser.parse_args(argv)
     if args.replay:
-        return 1 if replay(args.replay, args.case_timeout) else 0
+        return 1 if replay(args.replay, args.case_timeout, args.results) else 0
     names = args.target or ["all"]
     targets = list(TARGETS) if "all" in names else names
     for name in targets:
