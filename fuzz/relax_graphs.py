@@ -4,8 +4,9 @@ A case is a DAG over a menu of operators, each with a numpy reference: inputs fi
 nodes that refer to earlier values; every value no node uses is an output.  The oracle builds
 the graph for llvm, runs it on the VM and compares with numpy; it then builds the same graph
 with the inputs as constants through ``FoldConstant`` (the compile-time evaluators) and
-compares that with the run-time result, since the project promises one semantics.  Integer
-division by zero must raise the documented ``division by zero`` error on both paths.
+compares that with the run-time result, since the project promises one semantics.  An
+integer division by zero and a ``take`` index out of range must raise the documented error
+on both paths.
 
 Values carry a bound on their magnitude, so an operator is only applied where no float
 overflows and no integer wraps, and a flag saying whether the value is bit-exact (computed
@@ -117,7 +118,7 @@ class _Graph:
         self.info: list[Val] = []
 
     def add_input(self, shape: tuple[int, ...], dtype: str) -> int:
-        bound = {"float32": 2.0, "int32": 5.0, "bool": 1.0}[dtype]
+        bound = {"float32": 2.0, "int32": 5.0, "int64": 5.0, "bool": 1.0}[dtype]
         self.values.append(["input", list(shape), dtype])
         self.info.append(Val(shape, dtype, bound, True, dtype == "bool"))
         return len(self.values) - 1
@@ -142,8 +143,33 @@ class _Graph:
         draw = self.draw
         kind = draw(st.sampled_from(["unary", "binary", "binary", "matmul", "reshape",
                                      "transpose", "concat", "reduce", "softmax", "compare",
-                                     "where", "clip", "astype"]))
+                                     "where", "clip", "astype", "take", "expand_dims"]))
         getattr(self, "_" + kind)()
+
+    def _take(self) -> None:
+        i = self.pick(lambda v: True)
+        assert i is not None
+        v = self.info[i]
+        axis = self.draw(st.integers(0, len(v.shape) - 1))
+        k = self.draw(_dims)
+        # an index input: values in [-size, size), or one out of range when "oob"
+        self.values.append(["index", [k], v.shape[axis], self.draw(st.integers(0, 9)) == 0])
+        self.info.append(Val((k,), "int64", float(v.shape[axis]), True))
+        j = len(self.values) - 1
+        shape = v.shape[:axis] + (k,) + v.shape[axis + 1:]
+        self.add("take", [i, j], {"axis": axis}, Val(shape, v.dtype, v.bound, v.exact,
+                                                     v.nonneg))
+
+    def _expand_dims(self) -> None:
+        i = self.pick(lambda v: len(v.shape) < 4)
+        if i is None:
+            return
+        v = self.info[i]
+        axis = self.draw(st.integers(-len(v.shape) - 1, len(v.shape)))
+        shape = list(v.shape)
+        shape.insert(axis % (len(v.shape) + 1), 1)
+        self.add("expand_dims", [i], {"axis": axis}, Val(tuple(shape), v.dtype, v.bound,
+                                                         v.exact, v.nonneg))
 
     def _unary(self) -> None:
         name = self.draw(st.sampled_from(sorted(UNARY)))
@@ -322,7 +348,7 @@ def _graphs(draw: Any) -> dict[str, Any]:
         g.add_input(_shape(draw), dtype)
     for _ in range(draw(st.integers(1, 7))):
         g.step()
-    if len(g.values) == sum(v[0] == "input" for v in g.values):
+    if len(g.values) == sum(v[0] in _INPUTS for v in g.values):
         g.add("abs" if g.info[0].dtype == "float32" else "negative", [0], {},
               Val(g.info[0].shape, g.info[0].dtype, g.info[0].bound, True))
     return {"values": g.values, "seed": draw(st.integers(0, 2 ** 31 - 1)),
@@ -336,8 +362,8 @@ def cases() -> st.SearchStrategy[dict[str, Any]]:
 
 # -- evaluation -----------------------------------------------------------------------------
 
-class _DivByZero(Exception):
-    pass
+class _Refused(Exception):
+    """The graph must fail at run time with a message containing ``args[0]``."""
 
 
 def _numpy_value(op: str, args: list[np.ndarray], attrs: dict[str, Any]) -> np.ndarray:
@@ -345,7 +371,7 @@ def _numpy_value(op: str, args: list[np.ndarray], attrs: dict[str, Any]) -> np.n
         return UNARY[op][0](args[0]).astype(args[0].dtype)
     if op in BINARY:
         if op in ("floor_divide", "floor_mod") and not np.all(args[1]):
-            raise _DivByZero()
+            raise _Refused("by zero")
         return BINARY[op][0](args[0], args[1]).astype(args[0].dtype)
     if op == "matmul":
         return np.matmul(args[0], args[1])
@@ -368,42 +394,59 @@ def _numpy_value(op: str, args: list[np.ndarray], attrs: dict[str, Any]) -> np.n
         return np.clip(args[0], attrs["min"], attrs["max"]).astype(args[0].dtype)
     if op == "astype":
         return args[0].astype(attrs["dtype"])
+    if op == "take":
+        size = args[0].shape[attrs["axis"]]
+        if np.any((args[1] < -size) | (args[1] >= size)):
+            raise _Refused("out of range")
+        return np.take(args[0], args[1], axis=attrs["axis"])
+    if op == "expand_dims":
+        return np.expand_dims(args[0], attrs["axis"])
     raise KeyError(op)
 
 
+#: value kinds that are graph inputs: ["input", shape, dtype], ["index", shape, size, oob]
+_INPUTS = ("input", "index")
+
+
 def _outputs(values: list[list[Any]]) -> list[int]:
-    used = {a for v in values if v[0] != "input" for a in v[1]}
-    return [i for i, v in enumerate(values) if v[0] != "input" and i not in used]
+    used = {a for v in values if v[0] not in _INPUTS for a in v[1]}
+    return [i for i, v in enumerate(values) if v[0] not in _INPUTS and i not in used]
 
 
 def _inputs(case: dict[str, Any]) -> list[np.ndarray]:
     rng = np.random.default_rng(case["seed"])
     arrays = []
     for v in case["values"]:
-        if v[0] == "input":
+        if v[0] == "index":
+            idx = rng.integers(-v[2], v[2], v[1]).astype("int64")
+            if v[3]:
+                idx[rng.integers(0, len(idx))] = rng.choice([v[2], -v[2] - 1])
+            arrays.append(idx)
+        elif v[0] == "input":
             shape, dtype = v[1], v[2]
             if dtype == "float32":
                 arrays.append(rng.uniform(-2, 2, shape).astype("float32"))
-            elif dtype == "int32":
-                arrays.append(rng.integers(-5, 6, shape).astype("int32"))
+            elif dtype in ("int32", "int64"):
+                arrays.append(rng.integers(-5, 6, shape).astype(dtype))
             else:
                 arrays.append(rng.integers(0, 2, shape).astype("bool"))
     return arrays
 
 
-def reference(case: dict[str, Any], inputs: list[np.ndarray]) -> list[np.ndarray] | None:
-    """The outputs computed with numpy; None when an integer division by zero happens."""
+def reference(case: dict[str, Any], inputs: list[np.ndarray]) -> list[np.ndarray] | str:
+    """The outputs computed with numpy, or the text the run-time error must contain (an
+    integer division by zero, an index out of range)."""
     env: list[np.ndarray] = []
     feed = iter(inputs)
     try:
         with np.errstate(all="ignore"):
             for v in case["values"]:
-                if v[0] == "input":
+                if v[0] in _INPUTS:
                     env.append(next(feed))
                 else:
                     env.append(_numpy_value(v[0], [env[a] for a in v[1]], v[2]))
-    except _DivByZero:
-        return None
+    except _Refused as err:
+        return str(err.args[0])
     return [env[i] for i in _outputs(case["values"])]
 
 
@@ -412,14 +455,15 @@ def build_module(case: dict[str, Any], constants: list[np.ndarray] | None = None
     from tvm import relax
 
     bb = relax.BlockBuilder()
-    params = [relax.Var(f"x{i}", relax.TensorStructInfo(v[1], v[2]))
-              for i, v in enumerate(case["values"]) if v[0] == "input"]
+    params = [relax.Var(f"x{i}", relax.TensorStructInfo(v[1], v[2] if v[0] == "input"
+                                                        else "int64"))
+              for i, v in enumerate(case["values"]) if v[0] in _INPUTS]
     feed = iter(params if constants is None else [relax.const(c) for c in constants])
     with bb.function("main", params if constants is None else []):
         with bb.dataflow():
             env = []
             for v in case["values"]:
-                if v[0] == "input":
+                if v[0] in _INPUTS:
                     env.append(next(feed))
                     continue
                 args = [env[a] for a in v[1]]
@@ -485,17 +529,17 @@ def check(case: dict[str, Any]) -> str:
         raise Failure("fold-error", f"FoldConstant raised {describe(err)}") from err
     folded = _run(folded_mod, [], "folded")
     for what, got in (("runtime", runtime), ("folded", folded)):
-        if expected is None:
-            if not isinstance(got, Exception) or "by zero" not in str(got):
-                raise Failure("wrong-answer", f"{what}: an integer division by zero gave "
+        if isinstance(expected, str):
+            if not isinstance(got, Exception) or expected not in str(got):
+                raise Failure("wrong-answer", f"{what}: gave "
                               f"{describe(got) if isinstance(got, Exception) else 'values'}, "
-                              "expected the documented 'integer division (modulo) by zero' error")
+                              f"expected the documented error ('{expected}', as numpy)")
             continue
         if isinstance(got, Exception):
             raise Failure("unexpected-exception", f"{what}: the VM raised {describe(got)}")
         _compare(got, expected, bounds, f"{what} vs numpy")
-    if expected is not None:
-        assert not isinstance(runtime, Exception) and not isinstance(folded, Exception)
-        _compare(folded, runtime, bounds, "folded vs runtime")
-        return "same values"
-    return "division by zero raised"
+    if isinstance(expected, str):
+        return f"refused at run time ({expected})"
+    assert not isinstance(runtime, Exception) and not isinstance(folded, Exception)
+    _compare(folded, runtime, bounds, "folded vs runtime")
+    return "same values"
