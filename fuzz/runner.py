@@ -169,7 +169,8 @@ def _batch_seed(seed: int, target: str, index: int) -> int:
 
 def fuzz(targets: list[str], budget: float, seed: int, corpus: Path,
          case_timeout: float = CASE_TIMEOUT) -> int:
-    """Fuzz ``targets`` for ``budget`` seconds in all; the number of new failures."""
+    """Fuzz ``targets`` for ``budget`` seconds in all; the number of new failures (a worker
+    lost between cases, a harness failure, counts as one)."""
     print(f"fuzz: seed {seed}, budget {budget:.0f} s, targets {', '.join(targets)}", flush=True)
     new = 0
     with tempfile.TemporaryDirectory(prefix="tvm-fuzz-") as tmp:
@@ -191,8 +192,9 @@ def fuzz(targets: list[str], budget: float, seed: int, corpus: Path,
                     ran += reply["ran"]
                     for label, n in reply.get("outcomes", {}).items():
                         outcomes[label] = outcomes.get(label, 0) + n
-                    if "lost" in reply:
-                        print(f"fuzz: {target}: {reply['lost']}", flush=True)
+                    if "lost" in reply:  # the harness itself broke: a failure of the run
+                        new += 1
+                        print(f"fuzz: {target}: HARNESS {reply['lost']}", flush=True)
                     for failure in reply["failures"]:
                         found += 1
                         path, is_new = save_failure(failure, corpus, seed)
