@@ -5,6 +5,7 @@ lint and the demo.
     nox                 # everything CI runs
     nox -s "tests(tvm-tir)"
     nox -s all          # every test of every package and tests/, everything installed
+    nox -s fuzz         # the fuzzing harness for $TVM_FUZZ_BUDGET seconds (default 240)
     nox -s demo         # the main job: compile and run, showing each stage
 
 ``tests(<dist>)`` proves a distribution installs and passes alone (tests that need a
@@ -28,7 +29,7 @@ PACKAGES = ROOT / "packages"
 
 nox.options.default_venv_backend = "uv"
 nox.options.reuse_existing_virtualenvs = True
-nox.options.sessions = ["lint", "tests", "plugins", "all", "floors"]
+nox.options.sessions = ["lint", "tests", "plugins", "all", "floors", "fuzz"]
 
 
 def _dist_dirs() -> dict[str, Path]:
@@ -174,6 +175,23 @@ def floors(session: nox.Session) -> None:
                 "'ml_dtypes', ml_dtypes.__version__)")
     session.run("pytest", *[str(ROOT / t) for t in FLOOR_TESTS], "--forbid-skips",
                 *session.posargs)
+
+
+@nox.session
+def fuzz(session: nox.Session) -> None:
+    """The fuzzing harness (fuzz/, docs/guarantees.md) for a bounded time: random Relax
+    graphs against numpy and constant folding, mutated ONNX models, TVMScript, tvm-json
+    documents and executables, each case in a worker subprocess.  ``TVM_FUZZ_BUDGET``
+    seconds in all (default 240), ``TVM_FUZZ_SEED`` to rerun a run (the seed is printed);
+    a new failing case fails the session and is written to fuzz/corpus/ (and printed)."""
+    _all_dists_install(session)
+    session.install("onnx>=1.14", "onnxruntime")
+    args = ["--budget", session.env.get("TVM_FUZZ_BUDGET") or os.environ.get(
+        "TVM_FUZZ_BUDGET", "240")]
+    seed = session.env.get("TVM_FUZZ_SEED") or os.environ.get("TVM_FUZZ_SEED")
+    if seed:
+        args += ["--seed", seed]
+    session.run("python", "-m", "fuzz", *args, *session.posargs)
 
 
 @nox.session

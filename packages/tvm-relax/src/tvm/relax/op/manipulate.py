@@ -51,7 +51,11 @@ def _infer_reshape(call: Call, ctx: Any) -> StructInfo:
         if old is None:
             return TensorStructInfo(None, x.dtype, len(new), x.vdevice)
         known = [v for i, v in enumerate(new) if i != infer_at[0]]
-        dim = simplify(_product(old) // _product(known))
+        rest = simplify(_product(known))
+        if isinstance(rest, IntImm) and rest.value == 0:
+            raise op_error(call, f"cannot infer the -1 of shape {shape_str(new)}: the other "
+                           "dimensions hold 0 elements, so any size fits (as numpy, refused)")
+        dim = simplify(_product(old) // rest)
         new = tuple(dim if i == infer_at[0] else v for i, v in enumerate(new))
         return TensorStructInfo(ShapeExpr(new), x.dtype, len(new), x.vdevice)
     if old is not None:

@@ -116,6 +116,10 @@ def _check_reg(value: Any, fn: dict, where: str) -> None:
         )
 
 
+#: bound on a function's registers and heap slots (a frame allocates that many)
+_MAX_SLOTS = 1 << 31
+
+
 def validate_function(fn: Any, nconst: int) -> None:
     """Check a function record (``name``, ``params``, ``num_regs``, ``heap_size``,
     ``code``); raises :class:`BytecodeError` naming the function and instruction."""
@@ -126,6 +130,10 @@ def validate_function(fn: Any, nconst: int) -> None:
                      ("code", list)):
         if not isinstance(fn.get(key), typ):
             raise BytecodeError(f"VM function {name!r}: field {key!r} is missing or not a {typ.__name__}")
+    for key in ("num_regs", "heap_size"):
+        if not 0 <= fn[key] < _MAX_SLOTS:
+            raise BytecodeError(f"VM function {name!r}: {key} {fn[key]} is out of range "
+                                f"[0, {_MAX_SLOTS})")
     if len(fn["params"]) > fn["num_regs"]:
         raise BytecodeError(f"VM function {name!r}: more parameters than registers")
     code = fn["code"]
@@ -133,37 +141,51 @@ def validate_function(fn: Any, nconst: int) -> None:
         raise BytecodeError(f"VM function {name!r} has no instructions")
     for pc, ins in enumerate(code):
         where = f"VM function {name!r}, instruction {pc}"
-        if not isinstance(ins, dict) or ins.get("op") not in OPCODES:
-            raise BytecodeError(f"{where}: unknown instruction {ins!r}")
-        op = ins["op"]
-        missing = [k for k in OPCODES[op] if k not in ins]
-        if missing:
-            raise BytecodeError(f"{where}: {op} lacks field(s) {', '.join(missing)}")
-        for key in ("arg", "src", "storage", "cond", "value"):
-            if key in ins:
-                _check_operand(ins[key], fn, nconst, where)
-        for arg in ins.get("args", ()):
-            _check_operand(arg, fn, nconst, where)
-        if "dst" in ins and ins["dst"] is not None:
-            _check_reg(ins["dst"], fn, where)
-        if op in ("if", "goto"):
-            target = pc + ins["offset"]
-            if isinstance(ins["offset"], bool) or not isinstance(ins["offset"], int) or not (
-                0 <= target < len(code)
-            ) or ins["offset"] == 0:
-                raise BytecodeError(f"{where}: jump offset {ins['offset']!r} leaves the function")
-        if op == "match_shape":
-            for d in ins["dims"]:
-                _check_dim_pattern(d, fn, where)
-        if op == "match_prim_value":
-            _check_dim_pattern(ins["dim"], fn, where)
-        for key in ("size", "offset"):
-            if op.startswith("alloc") and key in ins:
-                _check_expr(ins[key], fn["heap_size"], where)
-        if op == "alloc_tensor":
-            _check_operand(ins["shape"], fn, nconst, where)
+        try:
+            _validate_instruction(ins, pc, fn, nconst, where)
+        except BytecodeError:
+            raise
+        except (TypeError, IndexError, KeyError, ValueError, AttributeError) as err:
+            # a field of the wrong JSON type where the checks expect another (a None for
+            # a list, a one-element operand): malformed, whatever the field
+            raise BytecodeError(f"{where}: malformed instruction {ins!r} "
+                                f"({type(err).__name__}: {err})") from err
     if code[-1]["op"] not in ("ret", "goto"):
         raise BytecodeError(f"VM function {name!r} does not end with ret")
+
+
+def _validate_instruction(ins: Any, pc: int, fn: dict, nconst: int, where: str) -> None:
+    """One instruction's fields: opcode, operands, registers, jump targets, patterns."""
+    code = fn["code"]
+    if not isinstance(ins, dict) or ins.get("op") not in OPCODES:
+        raise BytecodeError(f"{where}: unknown instruction {ins!r}")
+    op = ins["op"]
+    missing = [k for k in OPCODES[op] if k not in ins]
+    if missing:
+        raise BytecodeError(f"{where}: {op} lacks field(s) {', '.join(missing)}")
+    for key in ("arg", "src", "storage", "cond", "value"):
+        if key in ins:
+            _check_operand(ins[key], fn, nconst, where)
+    for arg in ins.get("args", ()):
+        _check_operand(arg, fn, nconst, where)
+    if "dst" in ins and ins["dst"] is not None:
+        _check_reg(ins["dst"], fn, where)
+    if op in ("if", "goto"):
+        target = pc + ins["offset"]
+        if isinstance(ins["offset"], bool) or not isinstance(ins["offset"], int) or not (
+            0 <= target < len(code)
+        ) or ins["offset"] == 0:
+            raise BytecodeError(f"{where}: jump offset {ins['offset']!r} leaves the function")
+    if op == "match_shape":
+        for d in ins["dims"]:
+            _check_dim_pattern(d, fn, where)
+    if op == "match_prim_value":
+        _check_dim_pattern(ins["dim"], fn, where)
+    for key in ("size", "offset"):
+        if op.startswith("alloc") and key in ins:
+            _check_expr(ins[key], fn["heap_size"], where)
+    if op == "alloc_tensor":
+        _check_operand(ins["shape"], fn, nconst, where)
 
 
 def _check_dim_pattern(d: Any, fn: dict, where: str) -> None:

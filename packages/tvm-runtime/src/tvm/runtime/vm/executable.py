@@ -240,7 +240,11 @@ class Executable(Module):
             raise ModuleLoadError(f"{origin}: the VM program must be a JSON object")
         raw_start = start + n + ((-(start + n)) % _ALIGN)
         constants = []
-        for i, meta in enumerate(program.get("constants") or []):
+        metas = program.get("constants") or []
+        if not isinstance(metas, list):
+            raise ModuleLoadError(f"{origin}: the VM program's 'constants' must be a list, got "
+                                  f"{type(metas).__name__}")
+        for i, meta in enumerate(metas):
             try:
                 dtype = to_numpy_dtype(meta["dtype"])
                 shape = tuple(int(d) for d in meta["shape"])
@@ -248,7 +252,8 @@ class Executable(Module):
                 hi = lo + int(meta["nbytes"])
             except (KeyError, TypeError, ValueError) as err:
                 raise ModuleLoadError(f"{origin}: constant {i} has a bad entry {meta!r}") from err
-            if hi > len(blob) or int(meta["nbytes"]) != int(np.prod(shape)) * dtype.itemsize:
+            if (lo < raw_start or hi > len(blob) or any(d < 0 for d in shape)
+                    or int(meta["nbytes"]) != int(np.prod(shape)) * dtype.itemsize):
                 raise ModuleLoadError(f"{origin}: constant {i} lies outside the program data")
             constants.append(np.frombuffer(blob[lo:hi], dtype=dtype).reshape(shape).copy())
         embedded = program.pop("kernel_module", None)

@@ -66,6 +66,17 @@ class VMStepLimitError(VMError):
     """A VM call executed more instructions than the VM's ``max_steps`` allows."""
 
 
+def _is_internal_failure(err: Exception, ins: dict) -> bool:
+    """Whether ``err``, raised while executing ``ins``, is the VM's own failure on operands
+    it cannot use (a register that holds no storage, a shape division by zero, a builtin
+    given the wrong values: a program altered after it was compiled), reported as a
+    :class:`VMError`.  TVM's own errors, memory and recursion limits, and what a called
+    global or VM function raises pass through unchanged."""
+    if isinstance(err, (TVMError, MemoryError, RecursionError)):
+        return False
+    return ins.get("op") != "call" or str(ins.get("func", "")).startswith("vm.builtin.")
+
+
 class _Function:
     __slots__ = ("name", "params", "num_regs", "heap_size", "code", "record")
 
@@ -278,8 +289,12 @@ class VirtualMachine:
         except VMStepLimitError:
             raise  # it names where it stopped; one note per frame of a deep recursion is noise
         except Exception as err:
+            ins = f.record["code"][pc]
+            text = format_instruction(ins, f.record.get("heap_names") or [])
+            if _is_internal_failure(err, ins):
+                raise VMError(f"VM function @{f.name}, instruction {pc}: {text}: "
+                              f"{type(err).__name__}: {err}") from err
             if hasattr(err, "add_note"):
-                text = format_instruction(f.record["code"][pc], f.record.get("heap_names") or [])
                 err.add_note(f"  in VM function @{f.name}, instruction {pc}: {text}")
             raise
         return regs[-1]
@@ -334,7 +349,18 @@ class VirtualMachine:
 
     def _compile_function(self, f: _Function, profile: bool) -> list[Callable]:
         code = f.record["code"]
-        steps = [self._compile(ins, pc, f, profile) for pc, ins in enumerate(code)]
+        steps = []
+        for pc, ins in enumerate(code):
+            try:
+                steps.append(self._compile(ins, pc, f, profile))
+            except TVMError:
+                raise
+            except (TypeError, ValueError, KeyError, IndexError, AttributeError) as err:
+                # operands the loader's structural checks let through (a dtype that does
+                # not parse, a function name of the wrong type): the program is unusable
+                text = format_instruction(ins, f.record.get("heap_names") or [])
+                raise VMError(f"VM function @{f.name}, instruction {pc}: {text}: cannot be "
+                              f"prepared: {type(err).__name__}: {err}") from err
         for pc, regs in _last_uses(code, len(f.params)).items():
             steps[pc] = _with_kills(steps[pc], tuple(regs))
         return steps

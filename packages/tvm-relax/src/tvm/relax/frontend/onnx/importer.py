@@ -75,6 +75,40 @@ def supported_ops(domain: str = "") -> list[str]:
     return sorted(op for (dom, op) in CONVERTERS if dom == domain)
 
 
+def _initializer_array(tensor: Any) -> np.ndarray:
+    """An initializer's value; one whose dims, dtype and data disagree (or that refers to
+    external data that cannot be read) is an :class:`OnnxImportError` naming it."""
+    from onnx import numpy_helper
+
+    try:
+        return np.asarray(numpy_helper.to_array(tensor))
+    except Exception as err:  # noqa: BLE001 - onnx raises ValueError, TypeError, OSError...
+        raise OnnxImportError(
+            f"initializer {tensor.name!r} (dims {list(tensor.dims)}, data_type "
+            f"{tensor.data_type}) cannot be read: {type(err).__name__}: {err}") from err
+
+
+def _check_strings(message: Any, path: str = "model") -> None:
+    """Refuse a model with a string field that is not UTF-8 (protobuf's Python runtime then
+    hands out ``bytes``, which nothing downstream expects)."""
+    for field, value in message.ListFields():
+        if field.type == field.TYPE_STRING:
+            for k, item in enumerate(value if _is_repeated(field) else [value]):
+                if not isinstance(item, str):
+                    where = f"{path}.{field.name}" + (f"[{k}]" if _is_repeated(field) else "")
+                    raise OnnxImportError(f"{where} is not valid UTF-8 text: {item[:40]!r}")
+        elif field.type == field.TYPE_MESSAGE:
+            items = value if _is_repeated(field) else [value]
+            for k, item in enumerate(items):
+                _check_strings(item, f"{path}.{field.name}" + (
+                    f"[{k}]" if _is_repeated(field) else ""))
+
+
+def _is_repeated(field: Any) -> bool:
+    repeated = getattr(field, "is_repeated", None)  # protobuf >= 5.x; older: the label
+    return field.label == field.LABEL_REPEATED if repeated is None else bool(repeated)
+
+
 def _sanitize(name: str, default: str = "v") -> str:
     text = re.sub(r"[^0-9A-Za-z_]", "_", name or "")
     if not text:
@@ -115,6 +149,7 @@ class GraphImporter:
     def import_model(self, model: Any) -> IRModule:
         onnx = _require_onnx()
         _load_converters()
+        _check_strings(model)
         for entry in model.opset_import:
             domain = "" if entry.domain in ("", "ai.onnx") else entry.domain
             self.opsets[domain] = int(entry.version)
@@ -153,15 +188,12 @@ class GraphImporter:
         return mod
 
     def _graph_inputs(self, graph: Any) -> tuple[list[Var], list[Var]]:
-        from onnx import numpy_helper
-
         init_names = set()
         init_params: list[Var] = []
         for tensor in graph.initializer:
             init_names.add(tensor.name)
             dtype = onnx_dtype_to_str(tensor.data_type, f"initializer {tensor.name!r}: ")
-            array = numpy_helper.to_array(tensor)
-            array = np.asarray(array).astype(np_dtype_of(dtype), copy=False)
+            array = _initializer_array(tensor).astype(np_dtype_of(dtype), copy=False)
             if self.keep_params_in_input:
                 var = Var(_sanitize(tensor.name, "param"), TensorStructInfo(list(array.shape), dtype))
                 init_params.append(var)
@@ -305,15 +337,13 @@ class GraphImporter:
     def convert_subgraph(self, graph: Any, inputs: list[Any]) -> list[Any]:
         """Inline subgraph ``graph`` with its inputs bound to ``inputs`` (values of this
         importer); outer-scope names stay visible.  Returns its output values."""
-        from onnx import numpy_helper
-
         saved = self.values
         self.values = dict(saved)
         try:
             for info, value in zip(graph.input, inputs):
                 self.values[info.name] = value
             for tensor in graph.initializer:
-                self.values[tensor.name] = Constant(np.asarray(numpy_helper.to_array(tensor)))
+                self.values[tensor.name] = Constant(_initializer_array(tensor))
             self.convert_nodes(graph.node)
             missing = [o.name for o in graph.output if o.name not in self.values]
             if missing:

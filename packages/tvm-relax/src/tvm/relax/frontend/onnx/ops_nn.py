@@ -411,8 +411,7 @@ def _softmax(kind: str) -> Any:
         if ctx.opset < 13:
             axis = ctx.attr("axis", 1) % max(ndim, 1)
             shape = ctx.shape(0)
-            lead = ctx.prod(shape[:axis])
-            flat = R.reshape(x, [lead, -1])
+            flat = R.reshape(x, [ctx.prod(shape[:axis]), ctx.prod(shape[axis:])])
             return R.reshape(_apply(ctx, kind, flat, 1, 2), shape)
         axis = ctx.attr("axis", -1) % max(ndim, 1)
         return _apply(ctx, kind, x, axis, ndim)
