@@ -337,6 +337,11 @@ def main(argv: Optional[list[str]] = None) -> int:
     unknown = set(columns) - set(COLUMNS)
     if unknown:
         parser.error(f"unknown column(s) {sorted(unknown)}; choose from {COLUMNS}")
+    import torch._dynamo
+
+    # dynamo leaves nn.LSTM/GRU untraced (the frame runs eagerly) unless asked: both
+    # torch.compile columns then compile the recurrent models instead of timing eager torch
+    torch._dynamo.config.allow_rnn = True
     res = run(args.models.split(","), threads, args.repeats, args.mcpu, args.mattr,
               max(1, args.rounds), columns)
     md = markdown(res, threads)

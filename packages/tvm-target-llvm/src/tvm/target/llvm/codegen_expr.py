@@ -26,12 +26,52 @@ def _vec(t: ir.Type, lanes: int) -> ir.Type:
     return t if lanes == 1 else ir.VectorType(t, lanes)
 
 
+#: integer operations computed at code generation when both operands are constants (the
+#: packed API's argument offsets): the result wraps to the type's width, as the instruction
+#: does; division is left to LLVM (a zero divisor is guarded before code generation)
+_FOLD = {"add": lambda x, y: x + y, "sub": lambda x, y: x - y, "mul": lambda x, y: x * y}
+
+
+def _value_key(v: ir.Value) -> Any:
+    """What identifies an LLVM value for value numbering: a constant by its type and value
+    (each use makes a new Constant object), anything else by identity."""
+    if isinstance(v, ir.Constant):
+        c = v.constant
+        return ("c", str(v.type), tuple(map(_value_key, c)) if isinstance(c, list) else c)
+    return id(v)
+
+
 class ExprCodegen:
     """Expression visitors; relies on ``self.builder``, ``self.var_map`` and helpers of the
     main code generator."""
 
     builder: ir.IRBuilder
     var_map: dict
+    _vn_block: Any = None
+    _vn: dict
+
+    def numbered(self, op: str, dtype: str, operands: tuple, make: Any) -> ir.Value:
+        """``make()``, the value of integer operation ``op`` on ``operands``, unless the
+        current basic block computed it already (local value numbering).
+
+        Flattened buffer indices repeat their whole address computation at every access
+        of an unrolled register tile; emitting each once halves the IR of a convolution
+        kernel and the time LLVM and this code generator spend on it.  Only pure integer
+        and boolean operations are numbered, and only within one block, whose earlier
+        instructions dominate its later ones.
+        """
+        block = self.builder.block
+        if block is not self._vn_block:
+            self._vn_block = block
+            self._vn = {}
+        key = (op, dtype, *map(_value_key, operands))
+        hit = self._vn.get(key)
+        if hit is not None:
+            return hit[0]
+        value = make()
+        if self.builder.block is block:
+            self._vn[key] = (value, operands)  # the operands kept alive: their ids are keys
+        return value
 
     # ------------------------------------------------------------------ constants & helpers
     def const(self, dtype: str | DType, value: Any) -> ir.Value:
@@ -180,7 +220,18 @@ class ExprCodegen:
             ) from None
 
     def _e_cast(self, e: tir.Cast) -> ir.Value:
-        return self.cast(self.expr(e.value), dtype_info(e.value.dtype), dtype_info(e.dtype))
+        src, dst = dtype_info(e.value.dtype), dtype_info(e.dtype)
+        v = self.expr(e.value)
+        if not (src.is_int or src.is_bool) or not (dst.is_int or dst.is_bool):
+            return self.cast(v, src, dst)
+        if isinstance(v, ir.Constant) and src.lanes == 1 and dst.lanes == 1:
+            value = int(v.constant)  # stored sign-normalised: read it back as the source type
+            if src.is_bool:
+                value &= 1
+            elif not src.is_signed:
+                value &= (1 << src.bits) - 1
+            return self.const(dst, int(value != 0) if dst.is_bool else value)
+        return self.numbered("cast", e.dtype, (v,), lambda: self.cast(v, src, dst))
 
     # ------------------------------------------------------------------ arithmetic
     def _arith(self, e: Any, int_op: str, float_op: str, uint_op: str | None = None) -> ir.Value:
@@ -193,9 +244,14 @@ class ExprCodegen:
             r = getattr(b, float_op)(a, c, flags=_FLOAT_FLAGS)
             return self.f32_to_bf16(r) if d.is_bf16 else r
         op = uint_op if (uint_op and not d.is_signed) else int_op
+        fold = _FOLD.get(op)
+        if fold is not None and d.lanes == 1 and isinstance(a, ir.Constant) and \
+                isinstance(c, ir.Constant):
+            return self.const(d, fold(a.constant, c.constant))  # wraps like the instruction
         if op in ("add", "sub", "mul") and d.is_signed and d.bits >= 32:
-            return getattr(b, op)(a, c, flags=("nsw",))
-        return getattr(b, op)(a, c)
+            return self.numbered(op, e.dtype, (a, c),
+                                 lambda: getattr(b, op)(a, c, flags=("nsw",)))
+        return self.numbered(op, e.dtype, (a, c), lambda: getattr(b, op)(a, c))
 
     def _e_add(self, e: tir.Add) -> ir.Value:
         return self._arith(e, "add", "fadd")
@@ -229,10 +285,13 @@ class ExprCodegen:
         b = self.builder
         a, c = self.expr(e.a), self.expr(e.b)
         k = self._positive_const(e.b)
-        if k is not None and k & (k - 1) == 0:
-            return b.ashr(a, self._splat(a.type, k.bit_length() - 1))
-        q, r = b.sdiv(a, c), b.srem(a, c)
-        return b.sub(q, b.zext(self._floor_adjust(r, c, k is not None), a.type))
+
+        def make() -> ir.Value:
+            if k is not None and k & (k - 1) == 0:
+                return b.ashr(a, self._splat(a.type, k.bit_length() - 1))
+            q, r = b.sdiv(a, c), b.srem(a, c)
+            return b.sub(q, b.zext(self._floor_adjust(r, c, k is not None), a.type))
+        return self.numbered("floordiv", e.dtype, (a, c), make)
 
     def _e_floor_mod(self, e: tir.FloorMod) -> ir.Value:
         d = dtype_info(e.dtype)
@@ -247,11 +306,14 @@ class ExprCodegen:
             return self._arith(e, "srem", "frem", "urem")
         a, c = self.expr(e.a), self.expr(e.b)
         k = self._positive_const(e.b)
-        if k is not None and k & (k - 1) == 0:
-            return b.and_(a, self._splat(a.type, k - 1))
-        r = b.srem(a, c)
-        adjust = self._floor_adjust(r, c, k is not None)
-        return b.add(r, b.select(adjust, c, self._splat(a.type, 0)))
+
+        def make() -> ir.Value:
+            if k is not None and k & (k - 1) == 0:
+                return b.and_(a, self._splat(a.type, k - 1))
+            r = b.srem(a, c)
+            adjust = self._floor_adjust(r, c, k is not None)
+            return b.add(r, b.select(adjust, c, self._splat(a.type, 0)))
+        return self.numbered("floormod", e.dtype, (a, c), make)
 
     def _floor_adjust(self, r: ir.Value, c: ir.Value, positive_divisor: bool) -> ir.Value:
         """Whether truncating division must step down to floor: the remainder ``r`` of
@@ -272,11 +334,13 @@ class ExprCodegen:
         if d.is_float:
             fa, fc = (self.bf16_to_f32(a), self.bf16_to_f32(c)) if d.is_bf16 else (a, c)
             less = b.fcmp_ordered("<", fa, fc) if is_min else b.fcmp_ordered(">", fa, fc)
-        elif d.is_signed:
-            less = b.icmp_signed("<" if is_min else ">", a, c)
+            return b.select(less, a, c)
+        if d.is_signed:
+            cmp = b.icmp_signed
         else:
-            less = b.icmp_unsigned("<" if is_min else ">", a, c)
-        return b.select(less, a, c)
+            cmp = b.icmp_unsigned
+        return self.numbered("min" if is_min else "max", e.dtype, (a, c),
+                             lambda: b.select(cmp("<" if is_min else ">", a, c), a, c))
 
     def _e_min(self, e: tir.Min) -> ir.Value:
         return self._minmax(e, True)
@@ -298,7 +362,11 @@ class ExprCodegen:
         return b.icmp_unsigned(op, a, c)
 
     def _cmp(self, e: Any, op: str) -> ir.Value:
-        return self.compare(op, self.expr(e.a), self.expr(e.b), dtype_info(e.a.dtype))
+        a, c = self.expr(e.a), self.expr(e.b)
+        d = dtype_info(e.a.dtype)
+        if d.is_float:
+            return self.compare(op, a, c, d)
+        return self.numbered(op, e.a.dtype, (a, c), lambda: self.compare(op, a, c, d))
 
     def _e_eq(self, e: tir.EQ) -> ir.Value:
         return self._cmp(e, "==")
@@ -319,13 +387,16 @@ class ExprCodegen:
         return self._cmp(e, ">=")
 
     def _e_and(self, e: tir.And) -> ir.Value:
-        return self.builder.and_(self.expr(e.a), self.expr(e.b))
+        a, c = self.expr(e.a), self.expr(e.b)
+        return self.numbered("and", e.dtype, (a, c), lambda: self.builder.and_(a, c))
 
     def _e_or(self, e: tir.Or) -> ir.Value:
-        return self.builder.or_(self.expr(e.a), self.expr(e.b))
+        a, c = self.expr(e.a), self.expr(e.b)
+        return self.numbered("or", e.dtype, (a, c), lambda: self.builder.or_(a, c))
 
     def _e_not(self, e: tir.Not) -> ir.Value:
-        return self.builder.not_(self.expr(e.a))
+        a = self.expr(e.a)
+        return self.numbered("not", e.dtype, (a,), lambda: self.builder.not_(a))
 
     def _e_select(self, e: tir.Select) -> ir.Value:
         cond = self.expr(e.condition)
@@ -428,8 +499,12 @@ class ExprCodegen:
         if isinstance(e, (tir.Add, tir.Sub, tir.Mul)):
             a, c = self.index_value(e.a), self.index_value(e.b)
             op = {tir.Add: "add", tir.Sub: "sub", tir.Mul: "mul"}[type(e)]
-            return getattr(self.builder, op)(a, c, flags=("nsw",))
-        return self.builder.sext(self.expr(e), i64)
+            if isinstance(a, ir.Constant) and isinstance(c, ir.Constant):
+                return ir.Constant(i64, _FOLD[op](a.constant, c.constant))
+            return self.numbered(op, "int64", (a, c),
+                                 lambda: getattr(self.builder, op)(a, c, flags=("nsw",)))
+        v = self.expr(e)
+        return self.numbered("sext", "int64", (v,), lambda: self.builder.sext(v, i64))
 
     def element_ptr(self, buffer: tir.Buffer, index: ir.Value) -> ir.Value:
         """Address of element ``index`` (scalar value) of ``buffer``."""
@@ -437,7 +512,9 @@ class ExprCodegen:
         base = self.expr(buffer.data)
         et = mem_type(d.element.text)
         if d.lanes != 1:
-            index = self.builder.mul(index, ir.Constant(index.type, d.lanes))
+            lanes = ir.Constant(index.type, d.lanes)
+            index = self.numbered("mul", str(index.type), (index, lanes),
+                                  lambda: self.builder.mul(index, lanes))
         return self.builder.gep(base, [index], inbounds=True, source_etype=et)
 
     def _load_value(self, ptr: ir.Value, dtype: str, align: int) -> ir.Value:

@@ -159,8 +159,7 @@ class PackedCodegen:
         """
         b = self.builder
         if args:
-            buf = b.alloca(ir.ArrayType(I8, MESSAGE_BUFFER), name="msg")
-            buf.type = PTR
+            buf = self._message_buffer()
             snprintf = self.declare("snprintf", I32, [PTR, I64, PTR], var_arg=True)
             vals = []
             for v, d in zip(args, dtypes):
@@ -180,6 +179,15 @@ class PackedCodegen:
         else:
             b.call(self._report_error_fn(), [msg])
         b.ret(ir.Constant(I32, -1))
+
+    def _message_buffer(self) -> ir.Value:
+        """The function's one buffer for formatted messages, a slot of its entry block
+        (every failure block of a function writes its message there and returns)."""
+        found = getattr(self, "_msg_buffer", None)
+        if found is None or found[0] is not self.function:
+            found = (self.function, self.alloca(ir.ArrayType(I8, MESSAGE_BUFFER), name="msg"))
+            self._msg_buffer = found
+        return found[1]
 
     def check_status(self, status: ir.Value) -> None:
         """Return ``status`` from the current function when it is non-zero."""
