@@ -50,6 +50,7 @@ def test_the_module_round_trips():
     ("tir.For", "kind", 0, "must be a ForKind"),
     ("tir.BufferStore", "indices", "i", "must be a sequence"),
     ("relax.expr.Call", "args", 3, "must be a sequence"),
+    ("tir.BufferLoad", "buffer", None, "must be a tir.Buffer node"),  # found by the fuzzer
 ])
 def test_retyped_field_names_node_field_and_path(type_key, field, value, expected):
     doc = _doc()

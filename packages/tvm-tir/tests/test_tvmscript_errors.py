@@ -85,6 +85,15 @@ def test_type_errors_in_stores_and_lets() -> None:
     assert "TIR variables are immutable" in err.message
 
 
+def test_bad_store_indices_are_located() -> None:
+    """Found by the fuzzer: a store index that is no expression, or an int out of int64's
+    range, raised a bare TypeError / ValueError with no location."""
+    err = parse_error("    B[None, 0] = 1\n")
+    assert "None" in err.message and where(err)[0] == 2
+    err = parse_error("    B[2 ** 63, 0] = 1\n")
+    assert "does not fit in int64" in err.message and where(err)[0] == 2
+
+
 def test_block_misuse() -> None:
     err = parse_error("    T.reads(A[0:4])\n")
     assert err.message == "T.reads must be used directly inside a `with T.block(...)` body"

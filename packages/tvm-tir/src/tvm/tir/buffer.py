@@ -7,6 +7,7 @@ from typing import Any, Optional, Sequence
 from tvm.ffi import Object, ignore_field, register_object
 from tvm.ir.span import Span
 
+from . import expr as _expr_module
 from .expr import BufferLoad, PrimExpr, Var, _canonical_dtype, convert
 
 __all__ = ["Buffer", "decl_buffer"]
@@ -67,6 +68,12 @@ class Buffer(Object):
 
     def with_name(self, name: str) -> Buffer:
         return self.with_fields(name=name)
+
+
+
+# BufferLoad (expr.py, which this module imports) annotates its field ``buffer: Buffer``;
+# the name is resolved in expr's namespace when from_json checks field types
+_expr_module.Buffer = Buffer
 
 
 def decl_buffer(

@@ -406,7 +406,7 @@ class Select(PrimExpr):
 class BufferLoad(PrimExpr):
     """``buffer[indices]``; a vector load when an index is a Ramp."""
 
-    buffer: Any  # tir.Buffer (declared in buffer.py)
+    buffer: Buffer  # noqa: F821 - declared in buffer.py, which names it here
     indices: tuple
     span: Optional[Span] = ignore_field(default=None, kw_only=True)
 

@@ -433,8 +433,8 @@ class _Parser:
     @staticmethod
     def _indices(buf: Buffer, values: list, store: bool) -> Any:
         slices = [v for v in values if isinstance(v, slice)]
-        if not slices:
-            return values if store else BufferLoad(buf, values)
+        if not slices:  # converted here, so a bad index is reported at the access
+            return [convert(v) for v in values] if store else BufferLoad(buf, values)
         if not store and all(s.step is None for s in slices):
             region = []
             for dim, v in enumerate(values):
@@ -486,7 +486,8 @@ class _Parser:
             raise self.error(
                 f"cannot store a {value.dtype} value into buffer {buf.name} of {buf.dtype}; "
                 f"convert it with T.Cast({buf.dtype!r}, ...)", value_node)
-        return BufferStore(buf, value, tuple(indices), span=self.span(node))
+        return self.eval.guard(node, lambda: BufferStore(buf, value, tuple(indices),
+                                                         span=self.span(node)))
 
     # -- control flow --------------------------------------------------------------------------
     def _cond(self, value: Any, node: ast.expr, what: str) -> PrimExpr:
