@@ -79,3 +79,20 @@ def test_unrolled_iterations_keep_their_own_values():
     run(prim_func("unrolled", [A], body), a)
     ii, jj = np.meshgrid(np.arange(4), np.arange(8), indexing="ij")
     np.testing.assert_array_equal(a, ii * 100 + jj * jj)
+
+
+def test_one_value_cast_from_two_source_types_extends_each_its_way():
+    """int32 -1 and the same bits read as uint32 share an LLVM value; their casts to int64
+    (sign- and zero-extension) are different operations."""
+    A = decl_buffer((4,), "int32", "A")
+    B = decl_buffer((4,), "int64", "B")
+    i, x = Var("i", "int32"), Var("x", "int32")
+    as_unsigned = tir.op.reinterpret("uint32", x)
+    body = For(i, 0, 4, ForKind.SERIAL, tir.LetStmt(x, A[i], BufferStore(
+        B, tir.Cast("int64", x) * tir.const(1000000, "int64") + tir.Cast("int64", as_unsigned),
+        (i,))))
+    a = np.array([-1, 0, 7, -2], "int32")
+    b = np.zeros(4, "int64")
+    run(prim_func("casts", [A, B], body), a, b)
+    want = a.astype("int64") * 1000000 + a.view("uint32").astype("int64")
+    np.testing.assert_array_equal(b, want)

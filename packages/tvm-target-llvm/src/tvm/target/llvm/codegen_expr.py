@@ -231,7 +231,9 @@ class ExprCodegen:
             elif not src.is_signed:
                 value &= (1 << src.bits) - 1
             return self.const(dst, int(value != 0) if dst.is_bool else value)
-        return self.numbered("cast", e.dtype, (v,), lambda: self.cast(v, src, dst))
+        # the source type is part of the operation: one LLVM value read as int32 or as
+        # uint32 extends differently
+        return self.numbered(f"cast.{src.text}", e.dtype, (v,), lambda: self.cast(v, src, dst))
 
     # ------------------------------------------------------------------ arithmetic
     def _arith(self, e: Any, int_op: str, float_op: str, uint_op: str | None = None) -> ir.Value:
