@@ -72,35 +72,29 @@ def test_a_short_run_of_every_target_finds_nothing_new(tmp_path: Path) -> None:
     assert not list(corpus.glob("*/*.json")), out
 
 
-def test_a_crashing_case_is_caught_and_recorded(tmp_path: Path) -> None:
-    """The worker dies of a signal in the middle of a case: the runner names that case."""
+def _selftest_failures(tmp_path: Path, case: dict, case_timeout: float) -> list:
+    """The failures a worker reports for one case of the self-test target."""
     sys.path.insert(0, str(ROOT))
     try:
         from fuzz.runner import Worker
     finally:
         sys.path.remove(str(ROOT))
-    worker = Worker(tmp_path, case_timeout=30)
+    worker = Worker(tmp_path, case_timeout=case_timeout)
     try:
-        reply = worker.request({"cmd": "check", "target": "_crash_for_test",
-                                "case": {"signal": "SIGSEGV"}}, deadline=1e18)
+        reply = worker.request({"cmd": "check", "target": "_crash_for_test", "case": case},
+                               deadline=1e18)
     finally:
         worker.stop()
-    (failure,) = reply["failures"]
+    return reply["failures"]
+
+
+def test_a_crashing_case_is_caught_and_recorded(tmp_path: Path) -> None:
+    """The worker dies of a signal in the middle of a case: the runner names that case."""
+    (failure,) = _selftest_failures(tmp_path, {"signal": "SIGSEGV"}, case_timeout=30)
     assert failure["kind"] == "crash" and "SIGSEGV" in failure["detail"]
     assert failure["case"] == {"signal": "SIGSEGV"}
 
 
 def test_a_hanging_case_is_caught_and_recorded(tmp_path: Path) -> None:
-    sys.path.insert(0, str(ROOT))
-    try:
-        from fuzz.runner import Worker
-    finally:
-        sys.path.remove(str(ROOT))
-    worker = Worker(tmp_path, case_timeout=1.5)
-    try:
-        reply = worker.request({"cmd": "check", "target": "_crash_for_test",
-                                "case": {"sleep": 60}}, deadline=1e18)
-    finally:
-        worker.stop()
-    (failure,) = reply["failures"]
+    (failure,) = _selftest_failures(tmp_path, {"sleep": 60}, case_timeout=1.5)
     assert failure["kind"] == "hang" and failure["case"] == {"sleep": 60}

@@ -70,7 +70,6 @@ class Buffer(Object):
         return self.with_fields(name=name)
 
 
-
 # BufferLoad (expr.py, which this module imports) annotates its field ``buffer: Buffer``;
 # the name is resolved in expr's namespace when from_json checks field types
 _expr_module.Buffer = Buffer

@@ -76,6 +76,11 @@ class CodeGenLLVM(ExprCodegen, StmtCodegen, IntrinsicCodegen, PackedCodegen, Out
         self.in_parallel = False
         # inside an omp parallel body: the launch's shared record that task errors go to
         self.task_error: ir.Value | None = None
+        # local value numbering (ExprCodegen.numbered): the block its table is valid in
+        self._vn_block: ir.Block | None = None
+        self._vn: dict = {}
+        # the function whose entry block holds the message buffer, and the buffer
+        self._msg_buffer: tuple[Any, ir.Value] | None = None
         self._init_slots()
 
     # ------------------------------------------------------------------ dispatch

@@ -26,9 +26,10 @@ def _vec(t: ir.Type, lanes: int) -> ir.Type:
     return t if lanes == 1 else ir.VectorType(t, lanes)
 
 
-#: integer operations computed at code generation when both operands are constants (the
-#: packed API's argument offsets): the result wraps to the type's width, as the instruction
-#: does; division is left to LLVM (a zero divisor is guarded before code generation)
+#: integer operations :meth:`ExprCodegen.numbered` computes when both operands are scalar
+#: constants (the packed API's argument offsets): the result wraps to the type's width, as
+#: the instruction does; division is left to LLVM (a zero divisor is guarded before code
+#: generation)
 _FOLD = {"add": lambda x, y: x + y, "sub": lambda x, y: x - y, "mul": lambda x, y: x * y}
 
 
@@ -47,12 +48,13 @@ class ExprCodegen:
 
     builder: ir.IRBuilder
     var_map: dict
-    _vn_block: Any = None
+    _vn_block: Any
     _vn: dict
 
     def numbered(self, op: str, dtype: str, operands: tuple, make: Any) -> ir.Value:
         """``make()``, the value of integer operation ``op`` on ``operands``, unless the
-        current basic block computed it already (local value numbering).
+        current basic block computed it already (local value numbering) or the operands are
+        scalar constants of an operation in ``_FOLD`` (then the folded constant).
 
         Flattened buffer indices repeat their whole address computation at every access
         of an unrolled register tile; emitting each once halves the IR of a convolution
@@ -60,6 +62,10 @@ class ExprCodegen:
         and boolean operations are numbered, and only within one block, whose earlier
         instructions dominate its later ones.
         """
+        fold = _FOLD.get(op)
+        if fold is not None and all(isinstance(o, ir.Constant) and isinstance(o.type, ir.IntType)
+                                    for o in operands):
+            return self.const(dtype, fold(*(o.constant for o in operands)))
         block = self.builder.block
         if block is not self._vn_block:
             self._vn_block = block
@@ -246,10 +252,6 @@ class ExprCodegen:
             r = getattr(b, float_op)(a, c, flags=_FLOAT_FLAGS)
             return self.f32_to_bf16(r) if d.is_bf16 else r
         op = uint_op if (uint_op and not d.is_signed) else int_op
-        fold = _FOLD.get(op)
-        if fold is not None and d.lanes == 1 and isinstance(a, ir.Constant) and \
-                isinstance(c, ir.Constant):
-            return self.const(d, fold(a.constant, c.constant))  # wraps like the instruction
         if op in ("add", "sub", "mul") and d.is_signed and d.bits >= 32:
             return self.numbered(op, e.dtype, (a, c),
                                  lambda: getattr(b, op)(a, c, flags=("nsw",)))
@@ -501,8 +503,6 @@ class ExprCodegen:
         if isinstance(e, (tir.Add, tir.Sub, tir.Mul)):
             a, c = self.index_value(e.a), self.index_value(e.b)
             op = {tir.Add: "add", tir.Sub: "sub", tir.Mul: "mul"}[type(e)]
-            if isinstance(a, ir.Constant) and isinstance(c, ir.Constant):
-                return ir.Constant(i64, _FOLD[op](a.constant, c.constant))
             return self.numbered(op, "int64", (a, c),
                                  lambda: getattr(self.builder, op)(a, c, flags=("nsw",)))
         v = self.expr(e)
@@ -515,7 +515,7 @@ class ExprCodegen:
         et = mem_type(d.element.text)
         if d.lanes != 1:
             lanes = ir.Constant(index.type, d.lanes)
-            index = self.numbered("mul", str(index.type), (index, lanes),
+            index = self.numbered("mul", f"int{index.type.width}", (index, lanes),
                                   lambda: self.builder.mul(index, lanes))
         return self.builder.gep(base, [index], inbounds=True, source_etype=et)
 

@@ -183,7 +183,7 @@ class PackedCodegen:
     def _message_buffer(self) -> ir.Value:
         """The function's one buffer for formatted messages, a slot of its entry block
         (every failure block of a function writes its message there and returns)."""
-        found = getattr(self, "_msg_buffer", None)
+        found = self._msg_buffer
         if found is None or found[0] is not self.function:
             found = (self.function, self.alloca(ir.ArrayType(I8, MESSAGE_BUFFER), name="msg"))
             self._msg_buffer = found
