@@ -1,6 +1,6 @@
 """Building a model again and again (tests, tuning loops, services) keeps the process's
 native memory flat: the LLVM pipeline, whose every run leaks native memory inside llvmlite,
-runs once per distinct module (``tvm.target.llvm.llvm_target.optimized_ir``)."""
+runs once per distinct module part (``tvm.target.llvm.object_code.compile_parts``)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ from tvm.script import relax as R  # noqa: E402
 
 import tvm.runtime  # noqa: E402
 from tvm.runtime.vm import VirtualMachine  # noqa: E402
-from tvm.target.llvm.llvm_target import LLVMTargetOptions, optimized_ir  # noqa: E402
+from tvm.target.llvm.llvm_target import LLVMTargetOptions, machine_spec  # noqa: E402
+from tvm.target.llvm.object_code import compile_parts  # noqa: E402
 
 
 @I.ir_module
@@ -68,20 +69,21 @@ def test_100_builds_keep_native_memory_flat():
     assert growth < 4.0, f"native memory grew by {growth:.1f} MiB over 100 builds"
 
 
-def test_optimized_ir_is_remembered_per_input_and_options():
+def test_compiled_parts_are_remembered_per_input_and_options():
     ex = relax.build(Small, "llvm")
     lib = ex.kernel_lib
-    raw, opts = lib.get_source("ll-raw"), lib.options
-    first = optimized_ir(raw, opts, "m")
-    assert optimized_ir(raw, opts, "m") is first  # no second pipeline run
-    assert "ModuleID = 'm'" in first
-    assert optimized_ir(raw, opts, "other") is not first
-    o1 = LLVMTargetOptions(**{**opts.__dict__, "opt_level": 1})
-    assert optimized_ir(raw, o1, "m") is not first
+    raw, spec = lib.get_source("ll-raw"), machine_spec(lib.options)
+    [first] = compile_parts([raw], spec, "m")
+    assert compile_parts([raw], spec, "m")[0] is first  # no second pipeline run
+    assert "ModuleID = 'm'" in first.ir and first.obj
+    assert compile_parts([raw], spec, "other")[0] is not first
+    o1 = machine_spec(LLVMTargetOptions(**{**lib.options.__dict__, "opt_level": 1}))
+    assert compile_parts([raw], o1, "m")[0] is not first
+    assert compile_parts([raw], spec, "m", pic=True)[0] is not first
 
 
 def test_invalid_ir_is_still_reported():
-    opts = relax.build(Small, "llvm").kernel_lib.options
+    spec = machine_spec(relax.build(Small, "llvm").kernel_lib.options)
     bad = "define i32 @f() {\n  ret i64 0\n}\n"
-    with pytest.raises(RuntimeError):
-        optimized_ir(bad, opts, "bad")
+    with pytest.raises(RuntimeError, match="IR that does not parse for bad"):
+        compile_parts([bad], spec, "bad")

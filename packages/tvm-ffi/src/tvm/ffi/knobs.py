@@ -165,6 +165,10 @@ CUDA_HOME = declare_knob(
 CUDA_PATH = declare_knob(
     "CUDA_PATH", "str", None,
     "the CUDA toolkit searched after CUDA_HOME (before /usr/local/cuda)", "tvm-target-cuda")
+LLVM_JOBS = declare_knob(
+    "TVM_LLVM_JOBS", "int", None,
+    "processes compiling the parts of a big LLVM module (default: the usable CPUs, at most 8)",
+    "tvm-target-llvm")
 OMP_WAIT_POLICY = declare_knob(
     "OMP_WAIT_POLICY", "str", None,
     "libgomp's wait policy; set to passive for the OpenMP runtime when unset",

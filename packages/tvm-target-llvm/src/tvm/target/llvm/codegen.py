@@ -43,14 +43,16 @@ class CodeGenLLVM(ExprCodegen, StmtCodegen, IntrinsicCodegen, PackedCodegen, Out
     thread count).  ``protected_slots`` gives the runtime slot globals protected visibility
     so that references bind inside the module (ELF only).  ``threading`` is ``"pool"``
     (parallel loops through the runtime slot) or ``"omp"`` (through libgomp, see
-    :mod:`.outline`).
+    :mod:`.outline`).  ``define_slots`` false makes the slot globals declarations: the
+    module is one part of several, whose header part (:meth:`header`) defines them.
     """
 
     _tables: dict[tuple[type, str], dict[type, Any]] = {}
 
     def __init__(self, module_name: str = "tvm_module", triple: str = "",
                  data_layout: str = "", num_parallel_tasks: int = 0,
-                 protected_slots: bool = True, threading: str = "pool") -> None:
+                 protected_slots: bool = True, threading: str = "pool",
+                 define_slots: bool = True) -> None:
         if threading not in ("omp", "pool"):
             raise ValueError(f"llvm codegen: threading must be 'omp' or 'pool', got {threading!r}")
         self.module = ir.Module(name=module_name)
@@ -60,6 +62,7 @@ class CodeGenLLVM(ExprCodegen, StmtCodegen, IntrinsicCodegen, PackedCodegen, Out
             self.module.data_layout = data_layout
         self.num_parallel_tasks = int(num_parallel_tasks)
         self.protected_slots = protected_slots
+        self.define_slots = define_slots
         self.threading = threading
         self._strings: dict[str, ir.GlobalVariable] = {}
         self._next_suffix: dict[str, int] = {}  # unique_name: the next suffix to try
@@ -232,12 +235,17 @@ class CodeGenLLVM(ExprCodegen, StmtCodegen, IntrinsicCodegen, PackedCodegen, Out
                                          "params": packed_params(func)})
         return fn
 
-    def finish(self, target: str = "llvm", requirements: dict[str, Any] | None = None
-               ) -> ir.Module:
-        """Add ``__tvm_module_meta`` (with ``requirements``: triple, cpu, features) and
-        return the module."""
+    @property
+    def meta_functions(self) -> list[dict[str, Any]]:
+        """The module metadata's entries of the packed functions added so far."""
+        return list(self._meta_functions)
+
+    def finish(self, target: str = "llvm", requirements: dict[str, Any] | None = None,
+               functions: list[dict[str, Any]] | None = None) -> ir.Module:
+        """Add ``__tvm_module_meta`` (with ``requirements``: triple, cpu, features; the
+        entries of ``functions``, by default those added here) and return the module."""
         meta = {"version": 1, "target": target, **(requirements or {}),
-                "functions": self._meta_functions}
+                "functions": self._meta_functions if functions is None else functions}
         data = bytearray(json.dumps(meta).encode("utf-8")) + b"\0"
         ty = ir.ArrayType(I8, len(data))
         g = ir.GlobalVariable(self.module, ty, META_SYMBOL)

@@ -7,16 +7,11 @@ import os
 
 import llvmlite.binding as llvm
 
+from .object_code import init_llvm
+
 __all__ = ["init_llvm", "host_cpu_name", "host_cpu_features", "host_triple", "host_num_cores",
            "host_has_feature", "host_target_string"]
 
-
-@functools.lru_cache(maxsize=None)
-def init_llvm() -> None:
-    """Initialise LLVM's native target, assembly printer and parser (once)."""
-    llvm.initialize_native_target()
-    llvm.initialize_native_asmprinter()
-    llvm.initialize_native_asmparser()
 
 
 @functools.lru_cache(maxsize=None)

@@ -31,26 +31,24 @@ machine that lacks any (``tvm.runtime.host``).
 
 from __future__ import annotations
 
-import collections
 import ctypes
 import ctypes.util
 import functools
-import hashlib
 import os
-import threading
 import warnings
 from dataclasses import dataclass
 from typing import Any
 
 import llvmlite.binding as llvm
-from tvm.ffi.knobs import OMP_WAIT_POLICY
+from tvm.ffi.knobs import LLVM_JOBS, OMP_WAIT_POLICY
 from tvm.ir.target import Target
 
 from .host_cpu import host_cpu_features, host_cpu_name, host_triple, init_llvm
+from .object_code import MachineSpec, default_jobs, optimize_module
 from .target_info import subtarget_features
 
-__all__ = ["LLVMTargetOptions", "create_target_machine", "optimize_module", "optimized_ir",
-           "load_libgomp",
+__all__ = ["LLVMTargetOptions", "create_target_machine", "optimize_module", "machine_spec",
+           "compile_jobs", "load_libgomp",
            "THREADING_MODES"]
 
 THREADING_MODES = ("omp", "pool")
@@ -209,71 +207,16 @@ def _default_abi(triple: str, features: list[str]) -> str:
 def create_target_machine(opts: LLVMTargetOptions, *, pic: bool = False,
                           jit: bool = False) -> llvm.TargetMachine:
     """An LLVM target machine for ``opts`` (position-independent for shared objects)."""
-    init_llvm()
-    if not opts.is_host:
-        llvm.initialize_all_targets()
-        llvm.initialize_all_asmprinters()
-    try:
-        target = llvm.Target.from_triple(opts.triple)
-    except RuntimeError as err:
-        raise ValueError(f"llvm target: LLVM does not support triple {opts.triple!r}: {err}") \
-            from None
-    return target.create_target_machine(
-        cpu=opts.cpu, features=opts.features, opt=opts.opt_level,
-        reloc="pic" if pic else "default",
-        codemodel="jitdefault" if jit else "default", jit=jit, abiname=opts.abi,
-    )
+    return machine_spec(opts).target_machine(pic=pic, jit=jit)
 
 
-def optimize_module(module: llvm.ModuleRef, tm: llvm.TargetMachine, opt_level: int) -> None:
-    """Run LLVM's standard pipeline at ``opt_level`` (vectorisers on from level 2)."""
-    if opt_level <= 0:
-        return
-    pto = llvm.create_pipeline_tuning_options(speed_level=opt_level)
-    pto.loop_vectorization = opt_level >= 2
-    pto.slp_vectorization = opt_level >= 2
-    pto.loop_unrolling = opt_level >= 2
-    pb = llvm.create_pass_builder(tm, pto)
-    pb.getModulePassManager().run(module, pb)
+def machine_spec(opts: LLVMTargetOptions) -> MachineSpec:
+    """The target-machine description of ``opts`` (what a compile worker needs)."""
+    return MachineSpec(opts.triple, opts.cpu, opts.features, opts.opt_level, opts.abi,
+                       cross=not opts.is_host)
 
 
-#: optimised IR by (options, module name, digest of the input IR), most recent last
-_OPTIMIZED: collections.OrderedDict[tuple[Any, ...], str] = collections.OrderedDict()
-_OPTIMIZED_MAX = 64
-_OPTIMIZED_MAX_CHARS = 256 << 20  # and at most this much text (a big model's IR is tens of MB)
-_optimized_lock = threading.Lock()
-
-
-def optimized_ir(ir_text: str, opts: LLVMTargetOptions, name: str = "tvm_module") -> str:
-    """The text of module ``ir_text`` (named ``name``) verified and optimised for ``opts``;
-    the same input gives the text it gave before (the last 64 are kept, 256 MiB of text at
-    most).
-
-    Why remembered: every run of the LLVM pipeline through llvmlite (0.50) leaks native
-    memory that nothing can free (``LLVMPY_CreatePassBuilder`` allocates a
-    ``PassInstrumentationCallbacks`` no one deletes, and each run registers its
-    instrumentation callbacks into it: ~170 KiB per small module at -O3, measured with
-    ``mallinfo2``).  Rebuilding a model (a test suite, a tuning loop, a service) then costs
-    that leak once instead of on every build, and the pipeline's time too.
-    """
-    key = (opts, name, hashlib.sha256(ir_text.encode("utf-8")).digest())
-    with _optimized_lock:
-        found = _OPTIMIZED.get(key)
-        if found is not None:
-            _OPTIMIZED.move_to_end(key)
-            return found
-    mod = llvm.parse_assembly(ir_text)
-    mod.name = name
-    try:
-        mod.verify()
-    except RuntimeError as err:
-        raise RuntimeError(f"llvm codegen produced invalid IR for {name}: {err}") from err
-    optimize_module(mod, create_target_machine(opts, jit=True), opts.opt_level)
-    text = str(mod)
-    with _optimized_lock:
-        _OPTIMIZED[key] = text
-        total = sum(len(t) for t in _OPTIMIZED.values())
-        while len(_OPTIMIZED) > 1 and (len(_OPTIMIZED) > _OPTIMIZED_MAX
-                                       or total > _OPTIMIZED_MAX_CHARS):
-            total -= len(_OPTIMIZED.popitem(last=False)[1])
-    return text
+def compile_jobs() -> int:
+    """How many processes compile the parts of a big module: ``TVM_LLVM_JOBS``, or the
+    CPUs this process may use (at most 8)."""
+    return LLVM_JOBS.get() or default_jobs()

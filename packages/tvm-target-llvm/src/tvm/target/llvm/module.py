@@ -1,10 +1,13 @@
 """``LLVMModule``: a runtime module compiled by LLVM and run through MCJIT.
 
-The optimised LLVM IR is compiled in-process by MCJIT; kernels are found by symbol address
-and wrapped by :func:`tvm.runtime.module_from_symbols` machinery (``NativeModule``), which
-also reads ``__tvm_module_meta`` and fills the runtime slots.  ``export_library("x.so")``
-emits a position-independent object with the same target machine and links it with the
-system C compiler, so :func:`tvm.runtime.load_module` reads it back without LLVM.
+The module's LLVM IR — one module, or the parts a big one is generated in (see
+:func:`.build.codegen_parts`) — is optimised and compiled to object code
+(:func:`.object_code.compile_parts`, the parts in parallel processes), and MCJIT loads the
+objects into this process; kernels are found by symbol address and wrapped by
+:func:`tvm.runtime.module_from_symbols` machinery (``NativeModule``), which also reads
+``__tvm_module_meta`` and fills the runtime slots.  ``export_library("x.so")`` compiles
+position-independent objects with the same target machine and links them with the system
+C compiler, so :func:`tvm.runtime.load_module` reads it back without LLVM.
 
 A module for another architecture (``-mtriple=aarch64-linux-gnu``) is not loaded: its
 functions are listed from the metadata in its IR (:func:`meta_from_ir`) as
@@ -14,7 +17,8 @@ with the triple's GNU cross compiler (:func:`find_c_compiler`).  Under
 before MCJIT resolves symbols, and exported libraries link ``-lgomp``.
 
 Sources: ``get_source("ll")`` (optimised LLVM IR, the default), ``get_source("ll-raw")``
-(as generated, before optimisation) and ``get_source("asm")`` (assembly).
+(as generated, before optimisation) and ``get_source("asm")`` (assembly); of a module in
+parts, the parts linked into one.
 """
 
 from __future__ import annotations
@@ -37,7 +41,9 @@ from tvm.runtime.file_seal import write_file, write_sealed
 from tvm.runtime.host import missing_features
 from tvm.runtime.module import META_SYMBOL, Module, NativeModule
 
-from .llvm_target import LLVMTargetOptions, create_target_machine, load_libgomp, optimized_ir
+from .llvm_target import (LLVMTargetOptions, compile_jobs, create_target_machine, load_libgomp,
+                          machine_spec)
+from .object_code import CompiledPart, compile_parts
 
 __all__ = ["LLVMModule", "CrossCompiledFunction", "find_c_compiler", "cross_compiler_names",
            "meta_from_ir"]
@@ -173,10 +179,11 @@ class CrossCompiledFunction:
 
 
 class LLVMModule(NativeModule):
-    """Kernels compiled from LLVM IR; see the module docstring."""
+    """Kernels compiled from LLVM IR (one module's text, or the texts of its parts: part 0
+    defines the runtime slots and the metadata); see the module docstring."""
 
-    def __init__(self, ir_text: str, options: LLVMTargetOptions, name: str = "tvm_module"
-                 ) -> None:
+    def __init__(self, ir_text: str | list[str], options: LLVMTargetOptions,
+                 name: str = "tvm_module") -> None:
         _load_libm()
         if options.threading == "omp" and options.is_host and not load_libgomp():
             raise RuntimeError(
@@ -185,8 +192,10 @@ class LLVMModule(NativeModule):
             )
         self.options = options
         self.name = name
-        self._raw_ir = ir_text
-        self._ir = optimized_ir(ir_text, options, name)
+        self._raw_parts = [ir_text] if isinstance(ir_text, str) else list(ir_text)
+        self._parts: list[CompiledPart] = compile_parts(
+            self._raw_parts, machine_spec(options), name, jobs=compile_jobs())
+        self._linked: str | None = None
         if not options.is_host:
             # Cross-compiled code cannot run here: its functions are listed (from the
             # module's metadata) but raise when called; sources and export work.
@@ -195,14 +204,17 @@ class LLVMModule(NativeModule):
             self._lookup_symbol = lambda symbol: None
             self._keepalive = None
             self.origin = f"llvm module {name!r} (cross-compiled for {options.triple})"
-            self.meta = meta_from_ir(self._ir)
+            self.meta = meta_from_ir(self._parts[0].ir)
             self.target = str(self.meta.get("target", options.target_str))
             self.slots = []
             for fmeta in self.meta.get("functions", ()):
                 self._functions[fmeta["name"]] = CrossCompiledFunction(fmeta, options.triple)
         else:
-            mod = llvm.parse_assembly(self._ir)
-            engine = llvm.create_mcjit_compiler(mod, create_target_machine(options, jit=True))
+            empty = llvm.parse_assembly("")
+            empty.triple = options.triple
+            engine = llvm.create_mcjit_compiler(empty, create_target_machine(options, jit=True))
+            for part in self._parts:
+                engine.add_object_file(llvm.ObjectFileRef.from_data(part.obj))
             engine.finalize_object()
             self._engine = engine
 
@@ -212,8 +224,21 @@ class LLVMModule(NativeModule):
             # built for a CPU this one is not (to export): loads, but its functions refuse
             super().__init__(lookup, "llvm", keepalive=engine, origin=f"llvm module {name!r}",
                              host_check="call", allow_features=self._unused_missing())
-        self._sources["ll"] = self._ir
-        self._sources["ll-raw"] = self._raw_ir
+
+    @property
+    def _ir(self) -> str:
+        """The optimised IR of the whole module (the parts linked into one)."""
+        if self._linked is None:
+            self._linked = str(self._linked_module())
+        return self._linked
+
+    def _linked_module(self) -> llvm.ModuleRef:
+        """The optimised parts linked into one LLVM module."""
+        mod = llvm.parse_assembly(self._parts[0].ir)
+        for part in self._parts[1:]:
+            mod.link_in(llvm.parse_assembly(part.ir))
+        mod.name = self.name
+        return mod
 
     def _unused_missing(self) -> list[str]:
         """The features this host lacks that the code is compiled for but does not use
@@ -225,8 +250,9 @@ class LLVMModule(NativeModule):
         without = dataclasses.replace(
             self.options, features=",".join(filter(None, [self.options.features,
                                                           *(f"-{f}" for f in missing)])))
-        same = create_target_machine(without).emit_assembly(llvm.parse_assembly(self._ir)) == \
-            create_target_machine(self.options).emit_assembly(llvm.parse_assembly(self._ir))
+        with_tm, without_tm = create_target_machine(self.options), create_target_machine(without)
+        same = all(without_tm.emit_assembly(llvm.parse_assembly(p.ir)) ==
+                   with_tm.emit_assembly(llvm.parse_assembly(p.ir)) for p in self._parts)
         return missing if same else []
 
     @property
@@ -237,15 +263,36 @@ class LLVMModule(NativeModule):
 
     def get_source(self, fmt: str = "") -> str:
         """``"ll"`` (default), ``"ll-raw"`` or ``"asm"``."""
-        if fmt == "asm" and "asm" not in self._sources:
-            tm = create_target_machine(self.options)
-            self._sources["asm"] = tm.emit_assembly(llvm.parse_assembly(self._ir))
-        return super().get_source(fmt or "ll")
+        fmt = fmt or "ll"
+        if fmt not in self._sources:
+            if fmt == "ll":
+                self._sources["ll"] = self._ir
+            elif fmt == "ll-raw":
+                self._sources["ll-raw"] = self._raw_ir()
+            elif fmt == "asm":
+                self._sources["asm"] = create_target_machine(self.options).emit_assembly(
+                    self._linked_module())
+        return super().get_source(fmt)
+
+    def _raw_ir(self) -> str:
+        if len(self._raw_parts) == 1:
+            return self._raw_parts[0]
+        mod = llvm.parse_assembly(self._raw_parts[0])
+        for text in self._raw_parts[1:]:
+            mod.link_in(llvm.parse_assembly(text))
+        mod.name = self.name
+        return str(mod)
 
     def emit_object(self) -> bytes:
-        """Position-independent object code of the module."""
+        """Position-independent object code of the module (its parts linked into one)."""
         tm = create_target_machine(self.options, pic=True)
-        return tm.emit_object(llvm.parse_assembly(self._ir))
+        return tm.emit_object(self._linked_module())
+
+    def _pic_objects(self) -> list[bytes]:
+        """Position-independent object code of each part (compiled in parallel)."""
+        return [p.obj for p in compile_parts([p.ir for p in self._parts],
+                                             machine_spec(self.options), self.name, pic=True,
+                                             optimize=False, jobs=compile_jobs())]
 
     def export_library(self, path: str | os.PathLike[str], cc: str | None = None,
                        options: tuple[str, ...] = (), **kwargs: Any) -> None:
@@ -258,17 +305,18 @@ class LLVMModule(NativeModule):
         if suffix == ".ll":
             write_file(path, [self._ir.encode("utf-8")])
             return
-        obj = self.emit_object()
         if suffix == ".o":
-            write_file(path, [obj])
+            write_file(path, [self.emit_object()])
             return
         compiler = find_c_compiler(cc, self.options.triple)
         with tempfile.TemporaryDirectory(prefix="tvm_export_") as tmp:
-            obj_path = os.path.join(tmp, "lib0.o")
+            obj_paths = []
+            for i, obj in enumerate(self._pic_objects()):
+                obj_paths.append(os.path.join(tmp, f"lib{i}.o"))
+                with open(obj_paths[-1], "wb") as f:
+                    f.write(obj)
             lib_path = os.path.join(tmp, "lib" + (suffix or ".so"))
-            with open(obj_path, "wb") as f:
-                f.write(obj)
-            cmd = [compiler, "-shared", "-o", lib_path, obj_path, *options]
+            cmd = [compiler, "-shared", "-o", lib_path, *obj_paths, *options]
             if self.options.threading == "omp":
                 cmd.append("-lgomp")  # parallel loops call GOMP_parallel (see .outline)
             if "darwin" not in self.options.triple:

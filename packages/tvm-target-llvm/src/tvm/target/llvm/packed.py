@@ -73,6 +73,7 @@ class PackedCodegen:
 
     module: ir.Module
     builder: ir.IRBuilder
+    define_slots: bool
 
     def _init_slots(self) -> None:
         self.slot_set_last_error = self._slot(SLOT_SET_LAST_ERROR)
@@ -123,8 +124,11 @@ class PackedCodegen:
         return self._task_error_helper
 
     def _slot(self, name: str) -> ir.GlobalVariable:
+        """The slot global ``name``: defined (NULL until the runtime fills it), or only
+        declared in a part of a module whose header part defines it."""
         g = ir.GlobalVariable(self.module, PTR, name)
-        g.initializer = ir.Constant(PTR, None)
+        if self.define_slots:
+            g.initializer = ir.Constant(PTR, None)
         g.align = 8
         if self.protected_slots:
             g.storage_class = "protected"
