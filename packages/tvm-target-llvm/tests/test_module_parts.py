@@ -166,3 +166,13 @@ def test_workers_are_not_shared_with_a_forked_child():
     _, status = os.waitpid(pid, 0)
     assert os.WEXITSTATUS(status) == 0
     assert object_code._get_pool(2) is parent
+
+
+def test_parts_compile_here_when_no_worker_can_start(monkeypatch):
+    def cannot(self):
+        raise OSError("no processes here")
+
+    monkeypatch.setattr(object_code, "_pool", None)
+    monkeypatch.setattr(object_code._Worker, "__init__", cannot)
+    parts = object_code.compile_parts([_tiny("f", 7), _tiny("g", 7)], _spec(), "n", jobs=2)
+    assert all("ret i32 7" in p.ir and p.obj for p in parts)

@@ -228,6 +228,10 @@ class _Worker:
             self.proc.wait()
 
 
+class _NoWorkers(RuntimeError):
+    """No worker process could be started (the parts are then compiled here)."""
+
+
 class _Slot:
     """A place for one worker: started when first used, replaced when it died or ran its
     share of jobs; one thread at a time uses it."""
@@ -243,7 +247,10 @@ class _Slot:
                 self.worker.close()
                 self.worker = None
             if self.worker is None:
-                self.worker = _Worker()
+                try:
+                    self.worker = _Worker()
+                except (OSError, ValueError) as err:  # no interpreter to start, no processes
+                    raise _NoWorkers(str(err)) from err
             return self.worker.compile(text, spec, name, pic, optimize)
 
     def close(self) -> None:
@@ -361,6 +368,8 @@ def compile_parts(parts: list[str], spec: MachineSpec, name: str, *, pic: bool =
         t.start()
     for t in threads:
         t.join()
+    if any(isinstance(err, _NoWorkers) for err in errors):
+        return compile_parts(parts, spec, name, pic=pic, optimize=optimize, jobs=1)
     if errors:
         raise errors[0]
     return out  # type: ignore[return-value]
