@@ -197,3 +197,63 @@ def test_one_file_round_trip(tmp_path):
     (tmp_path / "bad.fakemod").write_text("{not json")
     with pytest.raises(ModuleLoadError, match="cannot read"):
         load_device_module_payload(str(tmp_path / "bad.fakemod"), "fake")
+
+
+# -- checks in kernels: the error record --------------------------------------------------------
+
+CHECKED = {**KERNEL, "error_record": [{"message": "never", "nargs": 0},
+                                      {"message": "take: index %lld is out of range for axis 0 "
+                                                  "of size %lld", "nargs": 2}]}
+
+
+class FailingCheck(Recording):
+    """A kernel whose second check fails with (9, 4) while ``fail`` is set."""
+
+    fail = True
+
+    def launch(self, dev, kernel, args, grid, block):
+        super().launch(dev, kernel, args, grid, block)
+        if self.fail:
+            record = np.zeros(64, np.uint8)
+            record[:4] = np.array([2], np.int32).view(np.uint8)
+            record[8:24] = np.array([9, 4], np.int64).view(np.uint8)
+            dev.api.copy_from_host(dev, args[-1].handle, 0, record)
+
+
+def test_a_failed_check_in_a_kernel_raises_its_message():
+    mod = FailingCheck(_payload(LAUNCH, kernels=(CHECKED,)))
+    a, b = _args()
+    with pytest.raises(KernelError, match="^take: index 9 is out of range for axis 0 of size 4$"):
+        mod["f"](a, b)
+    ((_, args, _, _),) = mod.launches
+    assert len(args) == 3 and isinstance(args[-1], DevicePtr)  # the record after the params
+    mod.fail = False
+    mod["f"](a, b)  # the record was cleared: the next launch succeeds
+    assert mod.launches[1][1][-1] == args[-1]  # one record per device, kept
+
+
+def test_kernels_without_checks_take_no_record():
+    mod = FailingCheck(_payload(LAUNCH))
+    mod.fail = False
+    mod["f"](*_args())
+    assert len(mod.launches[0][1]) == 2
+
+
+def test_a_check_number_the_kernel_does_not_have_is_refused():
+    class Wrong(FailingCheck):
+        def launch(self, dev, kernel, args, grid, block):
+            dev.api.copy_from_host(dev, args[-1].handle, 0,
+                                   np.array([7] + [0] * 15, np.int32).view(np.uint8))
+
+    mod = Wrong(_payload(LAUNCH, kernels=({**CHECKED, "error_record": CHECKED["error_record"]},)))
+    with pytest.raises(KernelError, match="check 7, which it does not have"):
+        mod["f"](*_args())
+
+
+@pytest.mark.parametrize("record", [
+    "x", [{"message": 3, "nargs": 0}], [{"message": "m", "nargs": 8}],
+    [{"message": "m", "nargs": True}], [{"message": "m"}],
+])
+def test_a_malformed_error_record_is_refused_at_load(record):
+    with pytest.raises(ModuleLoadError, match="malformed error_record"):
+        Recording(_payload(LAUNCH, kernels=({**KERNEL, "error_record": record},)))

@@ -228,3 +228,44 @@ def test_nvrtc_errors_carry_the_log():
 
     with pytest.raises(NVRTCError, match=r"(?s)NVRTC rejected the generated source.*error: "):
         nvrtc_compile("this is not CUDA", "sm_80")
+
+
+def test_a_check_in_a_kernel_reports_through_the_error_record():
+    from cuda_kernels import checked_gather
+
+    code = generate_device_code_cuda(checked_gather(), Target("cuda"))
+    src = code.source
+    assert re.search(r"main_kernel\(.*, int\* tvm_error_record\)", src)
+    assert "atomicCAS(tvm_error_record, 0, 1) == 0" in src
+    assert "((long long*)(tvm_error_record + 2))[1] = " in src
+    assert "return;" in src
+    (kernel,) = code.kernels
+    assert kernel["error_record"] == [{"message": "g: index %lld is out of range of %lld",
+                                       "nargs": 2}]
+    assert "tvm_error_record" not in [p["name"] for p in kernel["params"]]
+
+
+def test_a_kernel_with_barriers_records_a_failed_check_without_returning():
+    from cuda_kernels import checked_gather
+
+    src = _source(checked_gather(reduce=True))
+    assert "__syncthreads()" in src and "atomicCAS(tvm_error_record" in src
+    assert "return;" not in src  # a thread that left would never reach the barrier
+
+
+def test_kernels_without_checks_take_no_error_record():
+    code = generate_device_code_cuda(elementwise(), Target("cuda"))
+    assert "tvm_error_record" not in code.source
+    assert "error_record" not in code.kernels[0]
+
+
+
+
+@requires_nvrtc
+def test_a_checked_kernel_compiles_to_ptx():
+    from cuda_kernels import checked_gather
+
+    for reduce in (False, True):
+        ptx = tir.build(checked_gather(reduce), target="cuda -arch=sm_80 -compiler=nvrtc"
+                        ).get_source("ptx")
+        assert "atom.global.cas.b32" in ptx

@@ -105,3 +105,23 @@ def test_exported_module_runs(dev, tmp_path):
     b = rt.empty((4,), "float32", dev)
     loaded["row_sum"](*_put(dev, a), b)
     np.testing.assert_allclose(b.numpy(), a.sum(1), rtol=1e-5)
+
+
+@pytest.mark.parametrize("reduce", [False, True])
+def test_a_failed_check_in_a_kernel_raises_and_the_next_call_runs(dev, reduce):
+    import tvm.runtime as rt
+    from cuda_kernels import checked_gather
+    from tvm.runtime import KernelError
+
+    mod = tir.build(checked_gather(reduce), target=f"cuda -arch={_arch(dev)}")
+    a = np.arange(16, dtype="float32")
+    shape = (4, 256) if reduce else (8,)
+    bad = np.zeros(shape, "int64")
+    bad.flat[5] = 99
+    out = rt.empty((shape[0],), "float32", dev)
+    with pytest.raises(KernelError, match="g: index 99 is out of range of 16"):
+        mod["main"](*_put(dev, a, bad), out)
+    good = (np.arange(bad.size) % 16).reshape(shape)
+    mod["main"](*_put(dev, a, good), out)
+    ref = a[good].sum(axis=1) if reduce else a[good]
+    np.testing.assert_allclose(out.numpy(), ref, rtol=1e-5)

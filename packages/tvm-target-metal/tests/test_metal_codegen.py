@@ -131,3 +131,17 @@ def test_running_needs_macos(tmp_path):
     assert loaded.get_source() == mod.get_source() and loaded.function_names == ["ew"]
     with pytest.raises(rt.DeviceUnavailableError, match=expected):
         loaded.launch(dev, "ew_kernel", [], (1, 1, 1), (1, 1, 1))
+
+
+def test_a_check_in_a_kernel_reports_through_the_error_record():
+    a = te.placeholder((16,), "float32", name="A")
+    i = te.placeholder((8,), "int64", name="I")
+
+    def index(v):
+        return tir.checked(v, tir.all(v >= 0, v < 16), "g: index %lld is out of range", v)
+
+    func = te.create_prim_func([a, i, te.compute((8,), lambda r: a[index(i[r])], name="B")])
+    src = _source(func)
+    assert re.search(r"main_kernel\(.*device int\* tvm_error_record \[\[buffer\(3\)\]\]", src)
+    assert "atomic_compare_exchange_weak_explicit((device atomic_int*)tvm_error_record" in src
+    assert "((device long*)(tvm_error_record + 2))[0] = " in src

@@ -38,3 +38,25 @@ def softmax(rows, cols):
     s = te.compute((rows,), lambda i: te.sum(e[i, k2], axis=k2), name="T_sum")
     out = te.compute((rows, cols), lambda i, j: e[i, j] / s[i], name="T_softmax")
     return te.create_prim_func([A, out]).with_attr("global_symbol", "softmax")
+
+
+# -- checks in device code ------------------------------------------------------------------
+
+
+def checked_gather(reduce: bool = False):
+    """B[i] = A[I[i]] (or a row sum of A[I[i, k]]), the index checked as take checks it."""
+    a = te.placeholder((16,), "float32", name="A")
+    n = tir.IntImm("int64", 16)
+
+    def index(v):
+        return tir.checked(v, tir.all(v >= 0, v < 16), "g: index %lld is out of range of %lld",
+                           v, n)
+
+    if reduce:
+        i = te.placeholder((4, 256), "int64", name="I")
+        k = te.reduce_axis((0, 256), name="k")
+        b = te.compute((4,), lambda r: te.sum(a[index(i[r, k])], axis=k), name="B")
+    else:
+        i = te.placeholder((8,), "int64", name="I")
+        b = te.compute((8,), lambda r: a[index(i[r])], name="B")
+    return te.create_prim_func([a, i, b])

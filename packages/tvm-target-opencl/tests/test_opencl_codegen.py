@@ -97,3 +97,14 @@ def test_opencl_spellings():
         p.storage_scope_qualifier("wmma.a")
     with pytest.raises(CodegenError, match="unknown thread index 'vthread'"):
         p.thread_index("vthread")
+
+
+def test_a_check_in_a_kernel_reports_through_the_error_record():
+    from cl_kernels import checked_gather
+
+    code = generate_device_code_opencl(checked_gather(), Target("opencl"))
+    assert re.search(r"main_kernel\(.*, __global int\* tvm_error_record\)", code.source)
+    assert ("atomic_cmpxchg((volatile __global int*)tvm_error_record, 0, 1) == 0"
+            in code.source)
+    assert "((__global long*)(tvm_error_record + 2))[0] = " in code.source
+    assert code.kernels[0]["error_record"][0]["nargs"] == 2

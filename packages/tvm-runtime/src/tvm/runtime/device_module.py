@@ -15,7 +15,11 @@ side of every GPU target shares it; a target subclasses :class:`DeviceModule` an
     mod["add"](a, b)          # a, b: tvm.runtime.Tensor on the target's device
 
 Arguments are checked before any launch, with messages in the wording of ``docs/abi.md``
-(``add: argument A has shape[0] = 7, expected 8``).  :func:`save_device_module` /
+(``add: argument A has shape[0] = 7, expected 8``).  A kernel with checks in its code
+(index checks) takes an *error record* after its parameters (see
+``tvm.tir.codegen.gpu``): the module keeps one per device, passes it to the launch, reads
+it back after the kernel and raises the failed check's message as a :class:`KernelError`
+(so a launch of such a kernel waits for it to finish).  :func:`save_device_module` /
 :func:`load_device_module_payload` write and read the one-file JSON form a target exports.
 """
 
@@ -23,6 +27,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -39,18 +44,31 @@ from .tensor import Tensor
 __all__ = [
     "DeviceModule", "DevicePtr", "HostFunction", "HostProgramError",
     "save_device_module", "load_device_module_payload", "DEVICE_MODULE_VERSION",
-    "LAUNCH_TAGS",
+    "LAUNCH_TAGS", "kernel_params", "ERROR_RECORD_BYTES", "ERROR_RECORD_ARGS",
 ]
 
 DEVICE_MODULE_VERSION = 2
 #: device modules written before host programs took the shared expression format
 _OLD_EXPRESSION_VERSIONS = (1,)
+#: the error record a kernel with checks takes (layout: tvm.tir.codegen.gpu)
+ERROR_RECORD_BYTES = 64
+ERROR_RECORD_ARGS = 7
+_ERROR_RECORD_PARAM = {"name": "tvm_error_record", "kind": "handle", "dtype": "int32"}
 LAUNCH_TAGS = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y",
                "threadIdx.z")
 
 
 class HostProgramError(ModuleLoadError):
     """A malformed host program (a bug in the code generator or a damaged file)."""
+
+
+def kernel_params(kernel: dict[str, Any]) -> list[dict[str, Any]]:
+    """The parameters a kernel is launched with: its ``params`` and, for a kernel with
+    checks, the error record after them."""
+    params = list(kernel["params"])
+    if kernel.get("error_record"):
+        params.append(_ERROR_RECORD_PARAM)
+    return params
 
 
 @dataclass(frozen=True)
@@ -264,7 +282,13 @@ class HostFunction:
         block = tuple(dims.get(f"threadIdx.{a}", 1) for a in "xyz")
         if min(grid + block) <= 0:
             return  # an empty launch (a zero-sized dimension): nothing to compute
-        self.module.launch(dev, kname, args, grid, block)
+        checks = kernel.get("error_record")
+        if not checks:
+            self.module.launch(dev, kname, args, grid, block)
+            return
+        record = self.module.error_record(dev)
+        self.module.launch(dev, kname, [*args, DevicePtr(record)], grid, block)
+        self.module.raise_recorded_error(dev, record, checks, self.name)
 
 
 # --------------------------------------------------------------------------- modules
@@ -291,6 +315,8 @@ class DeviceModule(Module):
         self.payload = payload
         self.target: str = str(payload.get("target", ""))
         self.kernels: dict[str, dict[str, Any]] = {k["name"]: k for k in payload["kernels"]}
+        self._records: dict[int, int] = {}  # device index -> its error record
+        self._records_lock = threading.Lock()
         for program in payload["functions"]:
             fn = HostFunction(program, self)
             self._functions[fn.name] = fn
@@ -306,6 +332,34 @@ class DeviceModule(Module):
     def default_device(self) -> Device:
         """The device used when a function takes no tensor."""
         return Device(self.device_type, 0)
+
+    # ------------------------------------------------------------------ checks in kernels
+    def error_record(self, dev: Device) -> int:
+        """The device memory of ``dev``'s error record (made and zeroed on first use)."""
+        with self._records_lock:
+            handle = self._records.get(dev.index)
+            if handle is None:
+                handle = int(dev.api.alloc(dev, ERROR_RECORD_BYTES, 64))
+                dev.api.copy_from_host(dev, handle, 0, np.zeros(ERROR_RECORD_BYTES, np.uint8))
+                self._records[dev.index] = handle
+            return handle
+
+    def raise_recorded_error(self, dev: Device, record: int, checks: list[dict[str, Any]],
+                             function: str) -> None:
+        """Read the error record after a launch (waiting for it); when a check failed, clear
+        the record and raise its message."""
+        raw = np.zeros(ERROR_RECORD_BYTES, np.uint8)
+        dev.api.copy_to_host(dev, record, 0, raw)
+        number = int(raw[:4].view(np.int32)[0])
+        if number == 0:
+            return
+        dev.api.copy_from_host(dev, record, 0, np.zeros(ERROR_RECORD_BYTES, np.uint8))
+        if not 1 <= number <= len(checks):
+            raise KernelError(f"{function}: a kernel reported check {number}, which it does "
+                              "not have (a damaged module or a device fault)")
+        check = checks[number - 1]
+        args = [int(v) for v in raw[8:].view(np.int64)[:check["nargs"]]]
+        raise KernelError(_printf(check["message"], args))  # as a CPU kernel's check says it
 
     def release_workspace(self, dev: Device, handle: int) -> None:
         """Free a workspace after the launches that use it have finished."""
@@ -350,6 +404,13 @@ def check_payload(payload: Any, fmt: str) -> None:
         bad = [t for t in k["launch_params"] if t not in LAUNCH_TAGS]
         if bad:
             raise ModuleLoadError(f"{fmt} module: kernel {k['name']!r} launches over {bad}")
+        checks = k.get("error_record", [])
+        if not isinstance(checks, list) or not all(
+                isinstance(c, dict) and isinstance(c.get("message"), str)
+                and type(c.get("nargs")) is int and 0 <= c["nargs"] <= ERROR_RECORD_ARGS
+                for c in checks):
+            raise ModuleLoadError(f"{fmt} module: kernel {k['name']!r} has a malformed "
+                                  f"error_record {checks!r}")
 
 
 def save_device_module(path: str | os.PathLike[str], payload: dict[str, Any],

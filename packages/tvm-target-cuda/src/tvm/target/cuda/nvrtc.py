@@ -45,11 +45,28 @@ def _candidates() -> list[str]:
     return out
 
 
+def _load_builtins_beside(path: str) -> None:
+    """Load the ``libnvrtc-builtins`` next to ``path`` first: NVRTC opens it by name when it
+    compiles, and a pip wheel's folder is not on the loader's search path."""
+    folder, base = os.path.split(path)
+    if not folder or not base.startswith("libnvrtc"):
+        return
+    flavour = ".alt" if ".alt." in base else ""
+    for builtins in sorted(glob.glob(os.path.join(folder, f"libnvrtc-builtins{flavour}.so*"))):
+        if flavour or ".alt." not in builtins:
+            try:
+                ctypes.CDLL(builtins, mode=ctypes.RTLD_GLOBAL)
+            except OSError:
+                pass
+            return
+
+
 @lru_cache(maxsize=1)
 def find_nvrtc() -> Optional[ctypes.CDLL]:
     """The loaded NVRTC library, or None."""
     for path in _candidates():
         try:
+            _load_builtins_beside(path)
             lib = ctypes.CDLL(path)
             lib.nvrtcGetErrorString.restype = ctypes.c_char_p
             return lib

@@ -16,7 +16,7 @@ from typing import Any, Optional, Union
 from tvm.tir import PrimFunc, Var
 from tvm.tir.codegen import CodegenError, DType, dtype_of
 from tvm.tir.codegen.c_types import float_to_bf16_bits
-from tvm.tir.codegen.gpu import DeviceCode, GPUPrinter, generate_device_code
+from tvm.tir.codegen.gpu import ERROR_RECORD_PARAM, DeviceCode, GPUPrinter, generate_device_code
 
 __all__ = ["MetalPrinter", "generate_source", "generate_device_code_metal"]
 
@@ -77,6 +77,19 @@ class MetalPrinter(GPUPrinter):
         if d.is_handle:
             return f"{self.var_type(var)} {name} [[buffer({index})]]"
         return f"constant {self.type_name(d)}& {name} [[buffer({index})]]"
+
+    def error_param_decl(self, index: int) -> str:
+        return f"device int* {ERROR_RECORD_PARAM} [[buffer({index})]]"
+
+    def error_claim(self, record: str, number: int) -> str:
+        # Metal has only the weak compare-exchange: retry while it fails spuriously
+        first, seen = self.declare_name("first_error"), self.declare_name("seen_error")
+        self.emit(f"int {seen} = 0;")
+        self.emit(f"bool {first} = false;")
+        self.emit(f"while (!({first} = atomic_compare_exchange_weak_explicit((device "
+                  f"atomic_int*){record}, &{seen}, {number}, memory_order_relaxed, "
+                  f"memory_order_relaxed)) && {seen} == 0) {{}}")
+        return first
 
     def kernel_header(self, func: PrimFunc, name: str, params: list[str]) -> str:
         tags = [t for t, _ in func.attrs.get("thread_extent", [])]

@@ -69,6 +69,9 @@ class OpenCLPrinter(GPUPrinter):
         fence = "CLK_GLOBAL_MEM_FENCE" if scope == "global" else "CLK_LOCAL_MEM_FENCE"
         return f"barrier({fence})"
 
+    def error_claim(self, record: str, number: int) -> str:
+        return f"atomic_cmpxchg((volatile __global int*){record}, 0, {number}) == 0"
+
     # ------------------------------------------------------------------ vectors
     def vector_lane(self, value: str, d: DType, lane: Union[int, str]) -> str:
         if isinstance(lane, int):

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from tvm.runtime.device import Device, DeviceAPI
 from tvm.runtime.device_module import (
-    DEVICE_MODULE_VERSION, DeviceModule, DevicePtr, load_device_module_payload,
+    DEVICE_MODULE_VERSION, DeviceModule, DevicePtr, kernel_params, load_device_module_payload,
 )
 from tvm.runtime.error import DeviceUnavailableError, KernelError
 
@@ -235,7 +235,7 @@ class OpenCLModule(DeviceModule):
         api = device_api()
         meta = self.kernels[kernel]
         values = []
-        for p, value in zip(meta["params"], args):
+        for p, value in zip(kernel_params(meta), args):
             if p["kind"] == "handle":
                 if not isinstance(value, DevicePtr):
                     raise KernelError(f"opencl: kernel {kernel} parameter {p['name']} expects "

@@ -1,9 +1,20 @@
 """GPU code generation shared by the CUDA, OpenCL and Metal targets.
 
 :class:`GPUPrinter` is the :class:`~.c_like.CLikePrinter` set up for device kernels (native
-vector types, no error reporting, no parallel launch, every allocation a fixed-size array);
-a GPU language subclasses it and overrides only its spellings (thread indices, address
-spaces, barriers, warp shuffles, half types).
+vector types, no parallel launch, every allocation a fixed-size array); a GPU language
+subclasses it and overrides only its spellings (thread indices, address spaces, barriers,
+warp shuffles, atomics, half types).
+
+Checks in device code (the index checks of gather/scatter/take, any ``AssertStmt`` of a
+kernel) report through an *error record*: a kernel that has checks takes one more
+parameter, ``tvm_error_record`` (device memory of :data:`ERROR_RECORD_BYTES`: an int32
+check number at offset 0, then up to :data:`ERROR_RECORD_ARGS` int64 message arguments
+from offset 8).  The first thread whose check fails claims the record atomically (0 -> its
+check's 1-based number), writes the message arguments and returns; a kernel with barriers
+does not return (threads that left would never reach the barrier) but goes on, its result
+discarded.  The kernel's description lists the checks (``error_record``: message and
+argument count each), and the runtime reads the record after the launch and raises the
+message (``tvm.runtime.device_module``).
 
 :func:`generate_device_code` turns the output of :func:`tvm.tir.get_gpu_pipeline` (host
 functions and ``device_kernel_launch`` kernels) into a :class:`DeviceCode`: the kernels'
@@ -23,15 +34,25 @@ from tvm.ir.module import IRModule
 from ..expr import BufferLoad, Call, IntImm, Let, PrimExpr, Select, Var
 from ..functor import snake_name
 from ..function import PrimFunc
-from ..stmt import Allocate
+from ..stmt import Allocate, AssertStmt
+from ..stmt_functor import pre_order_visit
 from ..transform._gpu import KERNELS_ATTR, LAUNCH_PARAMS_ATTR, THREAD_EXTENT_ATTR
 from ..transform.split_host_device import is_device_kernel
 from .c_like import CLikePrinter
-from .c_types import CodegenError, DType, dtype_of
+from .c_like_stmt import negate
+from .c_types import CodegenError, DType, count_printf_conversions, dtype_of
 from .host_program import host_program
 
 __all__ = ["GPUPrinter", "DeviceCode", "generate_device_code", "kernel_info",
-           "split_device_module"]
+           "split_device_module", "ERROR_RECORD_PARAM", "ERROR_RECORD_BYTES",
+           "ERROR_RECORD_ARGS"]
+
+#: the kernel parameter of the error record (see the module docstring)
+ERROR_RECORD_PARAM = "tvm_error_record"
+#: bytes of an error record: the int32 check number, padding, the int64 arguments
+ERROR_RECORD_BYTES = 64
+#: message arguments an error record holds
+ERROR_RECORD_ARGS = 7
 
 
 class GPUPrinter(CLikePrinter):
@@ -40,7 +61,7 @@ class GPUPrinter(CLikePrinter):
     language = "gpu"
     includes = ()
     vector_mode = "native"
-    supports_error_reporting = False
+    supports_error_reporting = True  # kernels: through the error record
     supports_parallel_launch = False
     outline_compute_scope = False
     max_stack_alloc_bytes = 1 << 62  # kernels have no heap: every array is local
@@ -62,8 +83,61 @@ class GPUPrinter(CLikePrinter):
             return self.kernel_param_decl(var, name, list(func.params).index(var), func)
         return super().param_decl(var, name, func)
 
+    # ------------------------------------------------------------------ checks
+    def add_function(self, func: PrimFunc, name: Optional[str] = None) -> str:
+        kernel = isinstance(func, PrimFunc) and is_device_kernel(func)
+        self._checks = [] if kernel else None
+        self._return_on_error = kernel and not _has_barrier(func)
+        try:
+            out = super().add_function(func, name)
+            if self._checks:
+                self.kernel_checks[out] = self._checks
+        finally:
+            self._checks = None
+        return out
+
+    def _s_assert_stmt(self, s: AssertStmt) -> None:
+        if self._checks is None:  # a device helper function has no error record
+            self.stmt(s.body)
+            return
+        args = tuple(s.message_args)
+        if args and count_printf_conversions(s.message) != len(args):
+            raise CodegenError(
+                f"{self.language} codegen: assert message {s.message!r} has "
+                f"{count_printf_conversions(s.message)} printf conversions but {len(args)} "
+                "message_args"
+            )
+        if len(args) > ERROR_RECORD_ARGS:
+            raise CodegenError(f"{self.language} codegen: assert message {s.message!r} has "
+                               f"{len(args)} arguments; a device check records at most "
+                               f"{ERROR_RECORD_ARGS}")
+        self._checks.append({"message": s.message if args else s.message.replace("%", "%%"),
+                             "nargs": len(args)})
+        self.open_block(f"if ({negate(self.expr(s.condition))}) {{")
+        self.open_block(f"if ({self.error_claim(ERROR_RECORD_PARAM, len(self._checks))}) {{")
+        wide = self.type_name(dtype_of("int64"))
+        record = f"(({self.address_space_qualifier('global')}{wide}*)({ERROR_RECORD_PARAM} + 2))"
+        for k, a in enumerate(args):
+            self.emit(f"{record}[{k}] = ({wide})({self.expr(a)});")
+        self.close_block()
+        if self._return_on_error:
+            self.emit("return;")
+        self.close_block()
+        self.stmt(s.body)
+
+    def error_claim(self, record: str, number: int) -> str:
+        """A condition that atomically sets ``record[0]`` from 0 to ``number`` and is true
+        for the thread that did (may emit statements before it)."""
+        return f"atomicCAS({record}, 0, {number}) == 0"
+
+    def error_param_decl(self, index: int) -> str:
+        """The error record parameter, the kernel's parameter number ``index``."""
+        return f"{self.address_space_qualifier('global')}int* {ERROR_RECORD_PARAM}"
+
     def function_header(self, func: PrimFunc, name: str, params: list[str]) -> str:
         if is_device_kernel(func):
+            if self._checks:
+                params = [*params, self.error_param_decl(len(params))]
             return self.kernel_header(func, name, params)
         return f"{self.helper_qualifier} " + super().function_header(func, name, params)
 
@@ -146,7 +220,24 @@ class GPUPrinter(CLikePrinter):
     def __init__(self, target: str = "") -> None:
         self._printed_types: set[str] = set()
         self._vector_loads: dict[int, tuple[str, Any]] = {}
+        #: the checks of each kernel printed so far that has any (its error record's table)
+        self.kernel_checks: dict[str, list[dict[str, Any]]] = {}
+        self._checks: Optional[list[dict[str, Any]]] = None
+        self._return_on_error = False
         super().__init__(target)
+        self.global_names.reserve(ERROR_RECORD_PARAM)
+
+
+def _has_barrier(func: PrimFunc) -> bool:
+    found = []
+
+    def visit(node: Any) -> bool:
+        if isinstance(node, Call) and getattr(node.op, "name", "") == "tir.tvm_storage_sync":
+            found.append(node)
+        return not found
+
+    pre_order_visit(func.body, visit)
+    return bool(found)
 
 
 #: float math the vector-math languages apply lane-wise to vector arguments
@@ -265,6 +356,8 @@ def generate_device_code(mod: Any, printer: GPUPrinter, target: Any = None) -> D
     for name, func in kernels:
         printer.add_function(func, name)
         infos[name] = kernel_info(func, name)
+        if name in printer.kernel_checks:
+            infos[name]["error_record"] = printer.kernel_checks[name]
     programs = [host_program(func, infos, name) for name, func in hosts]
     return DeviceCode(str(target) if target is not None else printer.target, printer.finish(),
                       list(infos.values()), programs)
