@@ -367,7 +367,8 @@ def FuseTIR() -> Any:  # noqa: N802 - pass constructors are CamelCase
         # Distinct ones may still fuse to equal PrimFuncs: keep one of those too.
         by_function: StructuralMap[str] = StructuralMap()
         by_prim: StructuralMap[GlobalVar] = StructuralMap()
-        layers: dict[str, list[str]] = {}  # kept PrimFunc -> the layers of its functions
+        # kept PrimFunc -> the layers of its functions (a dict: an ordered set)
+        layers: dict[str, dict[str, None]] = {}
         out = mod
         for gv, func in list(mod.items()):
             if not is_primitive(func):
@@ -377,7 +378,8 @@ def FuseTIR() -> Any:  # noqa: N802 - pass constructors are CamelCase
             first = by_function.get(key)
             if first is not None:
                 fused[name], gvs[name] = fused[first], gvs[first]
-                _add_layers(layers.setdefault(gvs[name].name_hint, []), func)
+                layers.setdefault(gvs[name].name_hint, {}).update(
+                    dict.fromkeys(func.get_attr(SOURCE_LAYERS) or ()))
                 out = out.without_function(gv)
                 continue
             try:
@@ -393,7 +395,8 @@ def FuseTIR() -> Any:  # noqa: N802 - pass constructors are CamelCase
                 kept = by_prim[prim] = GlobalVar(name)
                 out = out.with_function(kept, prim)
             gvs[name] = kept
-            _add_layers(layers.setdefault(kept.name_hint, []), func)
+            layers.setdefault(kept.name_hint, {}).update(
+                dict.fromkeys(func.get_attr(SOURCE_LAYERS) or ()))
         if fused:
             rewriter = _CallRewriter(out, fused, gvs)
             out = map_relax_functions(out, lambda func, gv: rewriter.visit_expr(func))
@@ -401,12 +404,6 @@ def FuseTIR() -> Any:  # noqa: N802 - pass constructors are CamelCase
         return _annotate_source_layers(out, layers)
 
     return fuse_tir
-
-
-def _add_layers(names: list[str], func: Function) -> None:
-    for name in func.get_attr(SOURCE_LAYERS) or ():
-        if name not in names:
-            names.append(name)
 
 
 class _CallSiteLayers(ExprVisitor):
@@ -423,7 +420,7 @@ class _CallSiteLayers(ExprVisitor):
         super().visit_var_binding_(binding)
 
 
-def _annotate_source_layers(mod: IRModule, fused: dict[str, list[str]]) -> IRModule:
+def _annotate_source_layers(mod: IRModule, fused: dict[str, dict[str, None]]) -> IRModule:
     """``mod`` with ``source_layers`` on each PrimFunc that has layers and no such attribute:
     those of the functions fused into it, else those of its call sites."""
     sites = _CallSiteLayers()
