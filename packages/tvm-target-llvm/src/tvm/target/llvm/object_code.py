@@ -149,8 +149,12 @@ def _read(stream: BinaryIO) -> tuple[dict[str, Any], list[bytes]]:
 
 def _worker_main() -> int:
     """Compile the parts asked for on stdin until it closes."""
-    inp, out = sys.stdin.buffer, sys.stdout.buffer
-    sys.stdout = sys.stderr  # nothing else may write to the message stream
+    inp = sys.stdin.buffer
+    # the messages go to a copy of stdout; anything else written to stdout, from Python or
+    # from LLVM's C++, goes to stderr
+    out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
     while True:
         try:
             header, blobs = _read(inp)
