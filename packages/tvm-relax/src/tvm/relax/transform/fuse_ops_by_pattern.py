@@ -34,7 +34,7 @@ from ._graph_utils import count_uses, relax_functions
 from ._lowering_utils import substitute_vars, value_inputs
 
 __all__ = ["FuseOpsByPattern", "as_fusion_patterns", "make_composite_function",
-           "wrap_for_codegen"]
+           "wrap_for_codegen", "seq_expr"]
 
 _STRUCTURAL = (CallPattern, TuplePattern, TupleGetItemPattern)
 
@@ -209,9 +209,16 @@ def wrap_for_codegen(backend: str, symbol: str, body_func: Any, local_name: str 
     object.__setattr__(call, "struct_info_", body_func.ret_struct_info)
     from ..expr import BindingBlock
 
-    body = SeqExpr([BindingBlock([VarBinding(fvar, body_func), VarBinding(out, call)])], out)
+    body = seq_expr([BindingBlock([VarBinding(fvar, body_func), VarBinding(out, call)])], out)
     return Function(params, body, body_func.ret_struct_info,
                     attrs={"Codegen": backend, "global_symbol": symbol})
+
+
+def seq_expr(blocks: Sequence[Any], body: Any, span: Any = None) -> SeqExpr:
+    """A SeqExpr carrying its body's StructInfo (as the normaliser would give it)."""
+    seq = SeqExpr(list(blocks), body, span=span)
+    object.__setattr__(seq, "struct_info_", body.struct_info_)
+    return seq
 
 
 def FuseOpsByPattern(  # noqa: N802 - TVM's pass name
@@ -237,7 +244,7 @@ def FuseOpsByPattern(  # noqa: N802 - TVM's pass name
                       for b in func.body.blocks]
             out = part.mod
             if any(a is not b for a, b in zip(blocks, func.body.blocks)):
-                body = SeqExpr(blocks, func.body.body, span=func.body.span)
+                body = seq_expr(blocks, func.body.body, span=func.body.span)
                 updates[gv.name_hint] = func.with_fields(body=body)
         return out.with_functions(updates) if updates else mod
 

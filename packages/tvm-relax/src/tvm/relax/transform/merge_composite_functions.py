@@ -25,6 +25,7 @@ from ..expr import (BindingBlock, Call, DataflowBlock, DataflowVar, Function, Se
                     TupleGetItem, Var, VarBinding)
 from ..struct_info import TupleStructInfo
 from ._graph_utils import count_uses, relax_functions
+from .fuse_ops_by_pattern import seq_expr
 from ._lowering_utils import substitute_vars, value_inputs
 
 __all__ = ["MergeCompositeFunctions"]
@@ -165,7 +166,7 @@ class _Merger:
             object.__setattr__(result, "struct_info_", ret)
         base = "fused_" + "_".join(n.removeprefix("fused_") for n in names)[:80]
         symbol = self._unique(f"{base}_{grp.backend}")
-        func = Function(params, SeqExpr([BindingBlock(inner)], result), ret,
+        func = Function(params, seq_expr([BindingBlock(inner)], result), ret,
                         attrs={"Codegen": grp.backend, "global_symbol": symbol})
         gv = GlobalVar(symbol)
         self.mod = self.mod.with_function(gv, func)
@@ -195,7 +196,7 @@ def MergeCompositeFunctions(report: Any = None) -> Any:  # noqa: N802 - TVM's pa
                       if isinstance(b, DataflowBlock) else b for b in func.body.blocks]
             if any(a is not b for a, b in zip(blocks, func.body.blocks)):
                 updates[gv.name_hint] = func.with_fields(
-                    body=SeqExpr(blocks, func.body.body, span=func.body.span))
+                    body=seq_expr(blocks, func.body.body, span=func.body.span))
         if not updates:
             return mod
         out = merger.mod.with_functions(updates)
