@@ -226,3 +226,10 @@ def test_bad_patterns_are_clear_errors():
         T.FuseOpsByPattern([42])
     with pytest.raises(TypeError, match="dpl Pattern"):
         FusionPattern("toy.x", "not a pattern")
+
+
+def test_partitioned_modules_print_and_parse_back():
+    fused = T.FuseOpsByPattern(_patterns())(Before)
+    for mod in (fused, T.MergeCompositeFunctions()(fused),
+                T.FuseOpsByPattern(_patterns(), annotate_codegen=True)(Before)):
+        assert_structural_equal(I.parse(mod.script()), mod)
