@@ -6,7 +6,9 @@ the dense ones ``b`` is ``permute_dims(w)`` of a 2-D ``w`` (a linear layer: tran
 2-D or 3-D, ``b`` 2-D (a 3-D ``a`` is one GEMM over its rows) or 3-D of the same batch
 (one GEMM per batch), the bias broadcast along the last axis only (``(N,)``, ``(1, N)``).
 
-Each partition becomes one packed C function (``docs/abi.md``) that checks its
+Constants reach the partitions as arguments (the backend partitions with
+``bind_constants=False``), so weights bound with ``relax.build(..., params=...)`` are passed
+by the VM from its constant table.  Each partition becomes one packed C function (``docs/abi.md``) that checks its
 arguments as compiled kernels do and calls the library's sgemm; the C source is compiled
 by the system C compiler into a shared library linked against the CBLAS of
 :func:`~.library.find_cblas`, cached under ``$TVM_CACHE_DIR/cblas``.
@@ -110,8 +112,7 @@ typedef struct { uint8_t code; uint8_t bits; uint16_t lanes; } DLDataType;
 typedef struct { void* data; DLDevice device; int32_t ndim; DLDataType dtype; int64_t* shape;
                  int64_t* strides; uint64_t byte_offset; } DLTensor;
 void (*__TVMAPISetLastError)(const char* msg) = NULL;
-static char tvm_msg[512];
-#define TVM_FAIL(...) do { snprintf(tvm_msg, sizeof tvm_msg, __VA_ARGS__); \
+#define TVM_FAIL(...) do { char tvm_msg[512]; snprintf(tvm_msg, sizeof tvm_msg, __VA_ARGS__); \
   if (__TVMAPISetLastError) __TVMAPISetLastError(tvm_msg); return -1; } while (0)
 typedef BLASINT blasint_t;
 extern void SGEMM(int order, int transa, int transb, blasint_t m, blasint_t n, blasint_t k,
@@ -240,6 +241,8 @@ def generate_c(funcs: Sequence[tuple[str, Function]], lib: CBLASLibrary) -> tupl
                 names[id(var)] = f"tmp{t}"
                 shapes[id(var)] = shape
                 body.append(f"  float* tmp{t} = (float*)malloc({size} * sizeof(float));")
+                body.append(f"  if (!tmp{t}) {{ {' '.join(f'free({x});' for x in temps)} "
+                            f"TVM_FAIL(\"{symbol}: out of memory ({size * 4} bytes)\"); }}")
                 temps.append(f"tmp{t}")
             spec = _parse_composite(comp)
             arg_names = [names[id(a)] for a in args]

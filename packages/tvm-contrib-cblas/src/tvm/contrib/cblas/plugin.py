@@ -26,7 +26,7 @@ def make_backend() -> Any:
         return build_module(funcs, lib)
 
     return Backend("cblas", patterns(), codegen, unavailable=None if lib else why,
-                   package="tvm-contrib-cblas")
+                   package="tvm-contrib-cblas", bind_constants=False)
 
 
 @hookimpl

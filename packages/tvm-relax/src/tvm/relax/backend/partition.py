@@ -55,11 +55,11 @@ def partition_for(mod: IRModule, backends: Sequence[Any],
         if backend.unavailable is not None:
             mod = FuseOpsByPattern(_unavailable_patterns(backend), report=report)(mod)
             continue
+        fuse = FuseOpsByPattern(backend.patterns, bind_constants=backend.bind_constants,
+                                annotate_codegen=not backend.merge, report=report)
+        mod = fuse(mod)
         if backend.merge:
-            mod = FuseOpsByPattern(backend.patterns, report=report)(mod)
             mod = MergeCompositeFunctions(report=report)(mod)
-        else:
-            mod = FuseOpsByPattern(backend.patterns, annotate_codegen=True, report=report)(mod)
     return mod
 
 

@@ -93,6 +93,7 @@ class Backend:
     unavailable: Optional[str] = None
     package: str = ""
     merge: bool = False  # group adjacent composites into one function (MergeCompositeFunctions)
+    bind_constants: bool = True  # constants stay inside the partitions (else: arguments)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.isidentifier():

@@ -42,8 +42,8 @@ _STRUCTURAL = (CallPattern, TuplePattern, TupleGetItemPattern)
 def as_fusion_patterns(patterns: Sequence[Any]) -> list[FusionPattern]:
     """``FusionPattern``\\ s from FusionPatterns or ``(name, pattern[, annotations,
     check])`` tuples."""
-    if isinstance(patterns, (FusionPattern, tuple)) and not (
-            isinstance(patterns, tuple) and patterns and not isinstance(patterns[0], str)):
+    if isinstance(patterns, FusionPattern) or (
+            isinstance(patterns, tuple) and patterns and isinstance(patterns[0], str)):
         patterns = [patterns]
     out = []
     for i, p in enumerate(patterns):

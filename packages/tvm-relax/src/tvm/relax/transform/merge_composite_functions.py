@@ -62,8 +62,7 @@ class _Merger:
         group_of: dict[int, int] = {}
         for i, b in enumerate(bindings):
             func = _composite_of(self.mod, b.value) if isinstance(b, VarBinding) else None
-            args = {id(v) for v in value_inputs(b.value)} if isinstance(b, VarBinding) else {
-                id(v) for v in value_inputs(b.value)}
+            args = {id(v) for v in value_inputs(b.value)}
             joined = None
             if func is not None:
                 backend = str(func.attrs["Composite"]).split(".", 1)[0]
