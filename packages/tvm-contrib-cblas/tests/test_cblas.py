@@ -230,3 +230,20 @@ def test_bound_weights_reach_the_partition_as_arguments():
     assert [p.patterns for p in ex.offload_report.partitions] == [("cblas.dense_bias",)]
     x = _rand(4, 7)
     np.testing.assert_allclose(_run(ex, x), x @ w.T + c, rtol=1e-5, atol=1e-5)
+
+
+def test_identity_permute_is_not_taken_for_a_transpose():
+    @I.ir_module
+    class Identity:
+        @R.function
+        def main(x: R.Tensor((4, 8), "float32"), w: R.Tensor((8, 8), "float32")):
+            with R.dataflow():
+                y = R.matmul(x, R.permute_dims(w, axes=[0, 1]))
+                R.output(y)
+            return y
+
+    report = OffloadReport()
+    partition_for_cblas(Identity, report)
+    assert "not a transpose" in report.rejections[0].reason
+    # the plain matmul pattern takes the product, the permute stays outside
+    assert [p.patterns for p in report.partitions] == [("cblas.matmul",)]

@@ -36,12 +36,18 @@ CheckResult = Union[bool, str, None]
 @dataclasses.dataclass(frozen=True)
 class PatternCheckContext:
     """What a pattern's check sees: the match, the matched root value, the annotated
-    sub-patterns' values (``ctx.annotated["lhs"]``) and ``var -> value`` of the block."""
+    sub-patterns' values (``ctx.annotated["lhs"]``), ``var -> value`` of the matched
+    bindings and the pattern's name."""
 
     match: Match
     root: Any
     annotated: Mapping[str, Any]
     bindings: Mapping[Any, Any]
+    pattern: str = ""
+
+    @property
+    def backend(self) -> str:
+        return self.pattern.split(".", 1)[0]
 
 
 @dataclasses.dataclass(frozen=True)

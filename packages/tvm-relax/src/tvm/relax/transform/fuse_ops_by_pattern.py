@@ -113,7 +113,7 @@ class _BlockPartitioner:
                                  for n, v in annotated.items()}
                     reason = fp.run_check(PatternCheckContext(
                         m, b.value, annotated, {b2.var: b2.value for b2 in bindings
-                                                if id(b2.var) in inside}))
+                                                if id(b2.var) in inside}, fp.name))
                 if reason is not None:
                     rejected.setdefault(i, []).append((fp.name, reason))
                     continue
