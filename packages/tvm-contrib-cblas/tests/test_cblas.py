@@ -242,8 +242,19 @@ def test_identity_permute_is_not_taken_for_a_transpose():
                 R.output(y)
             return y
 
+    from tvm.relax.backend.matmul import check_float32_matmul
+
     report = OffloadReport()
     partition_for_cblas(Identity, report)
-    assert "not a transpose" in report.rejections[0].reason
-    # the plain matmul pattern takes the product, the permute stays outside
-    assert [p.patterns for p in report.partitions] == [("cblas.matmul",)]
+    # the dense pattern refuses it; the plain matmul takes the product, the permute stays out
+    [part] = report.partitions
+    assert part.patterns == ("cblas.matmul",) and part.bindings == ("y = relax.matmul",)
+    dense = [p for p in get_backend("cblas").patterns if p.name == "cblas.dense"][0]
+    block = Identity["main"].body.blocks[0]
+    values = {b.var: b.value for b in block.bindings}
+    m = dense.pattern.match(block.bindings[1].value, values.get)
+    from tvm.relax.backend import PatternCheckContext
+
+    ctx = PatternCheckContext(m, block.bindings[1].value,
+                              {"matmul": block.bindings[1].value}, values, "cblas.dense")
+    assert "not a transpose" in check_float32_matmul(ctx)
