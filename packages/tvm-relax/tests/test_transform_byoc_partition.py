@@ -233,3 +233,13 @@ def test_partitioned_modules_print_and_parse_back():
     for mod in (fused, T.MergeCompositeFunctions()(fused),
                 T.FuseOpsByPattern(_patterns(), annotate_codegen=True)(Before)):
         assert_structural_equal(I.parse(mod.script()), mod)
+
+
+def test_later_backend_takes_what_an_unavailable_one_left():
+    gone = Backend("gone", [FusionPattern("gone.matmul_bias", _patterns()[0].pattern)],
+                   lambda funcs: None, unavailable="libgone.so not found")
+    toy = Backend("toy", _patterns(), lambda funcs: _FakeModule([s for s, _ in funcs]))
+    report = OffloadReport()
+    partition_for(Before, [gone, toy], report)
+    assert [p.backend for p in report.partitions] == ["toy"]
+    assert report.rejections == []  # the binding toy took is not reported as left behind

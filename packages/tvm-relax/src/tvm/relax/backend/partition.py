@@ -60,6 +60,8 @@ def partition_for(mod: IRModule, backends: Sequence[Any],
         mod = fuse(mod)
         if backend.merge:
             mod = MergeCompositeFunctions(report=report)(mod)
+    if report is not None:
+        report.prune_taken()
     return mod
 
 

@@ -64,6 +64,12 @@ class OffloadReport:
             old[0].function, symbol, old[0].backend,
             tuple(n for p in old for n in p.patterns), tuple(b for p in old for b in p.bindings)))
 
+    def prune_taken(self) -> None:
+        """Drop the rejections of bindings that a partition (of another pattern or backend)
+        holds after all."""
+        taken = {(p.function, b.split(" = ", 1)[0]) for p in self.partitions for b in p.bindings}
+        self.rejections = [r for r in self.rejections if (r.function, r.binding) not in taken]
+
     def by_backend(self, backend: str) -> list[Partition]:
         return [p for p in self.partitions if p.backend == backend]
 
