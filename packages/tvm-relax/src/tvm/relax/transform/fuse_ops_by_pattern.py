@@ -162,7 +162,7 @@ class _BlockPartitioner:
         composite = make_composite_function(fp.name, inputs, group, self.mod)
         if self.annotate:
             name = self._unique(f"{base}_{fp.backend}")
-            func = wrap_for_codegen(fp.backend, name, composite, f"{base}")
+            func = wrap_for_codegen(fp.backend, name, composite, base)
         else:
             name = self._unique(base)
             func = composite
@@ -186,8 +186,8 @@ def make_composite_function(name: str, inputs: Sequence[Any], group: Sequence[Va
         params.append(p)
         remap[v] = p
     fbb = BlockBuilder(mod)
-    with fbb.function("composite", params, attrs={"Composite": name, "Primitive": 1},
-                      private=True):
+    with fbb.function("__byoc_composite__", params,
+                      attrs={"Composite": name, "Primitive": 1}, private=True):
         with fbb.dataflow():
             for k, b in enumerate(group):
                 value = substitute_vars(b.value, remap, mod)
@@ -195,11 +195,11 @@ def make_composite_function(name: str, inputs: Sequence[Any], group: Sequence[Va
                 with fbb.spanned(b.span):
                     remap[b.var] = emit(value, b.var.name_hint)
         fbb.emit_func_output(remap[group[-1].var])
-    return fbb.get()["composite"]
+    return fbb.get()["__byoc_composite__"]
 
 
-def wrap_for_codegen(backend: str, symbol: str, body_func: Any, local_name: str = "f",
-                     inner: Optional[Sequence[Any]] = None) -> Function:
+def wrap_for_codegen(backend: str, symbol: str, body_func: Any, local_name: str = "f"
+                     ) -> Function:
     """An outer function with ``Codegen=backend`` and ``global_symbol=symbol`` that binds
     ``body_func`` (a composite function) locally and returns its call on its parameters."""
     params = [Var(p.name_hint, p.struct_info) for p in body_func.params]
