@@ -166,7 +166,8 @@ def build(
     ``offload`` names external backends (``["cblas"]``, :mod:`tvm.relax.backend`) that take
     the ops their patterns match before anything else runs; functions already marked
     ``Codegen`` (``partition_for_<backend>``) are compiled by their backends either way.
-    The executable's ``offload_report`` says what went where and why other ops stayed.
+    The executable's ``offload_report`` says what went where and why other ops stayed (also
+    logged at INFO level to logger ``tvm.relax.backend``).
     """
     if exec_mode != "bytecode":
         raise ValueError(
@@ -224,6 +225,10 @@ def _run_external_codegen(mod: IRModule, offload: Sequence[Any]) -> tuple[IRModu
     if offload:
         mod = partition_for(mod, list(offload), report)
     mod = RunCodegen(report=report)(mod)
+    if offload:
+        import logging
+
+        logging.getLogger("tvm.relax.backend").info("%s", report)
     external = tuple(mod.get_attr(EXTERNAL_MODS) or ())
     if external:
         mod = mod.without_attr(EXTERNAL_MODS)
