@@ -136,18 +136,18 @@ NUM_THREADS = declare_knob(
 CACHE_DIR = declare_knob(
     "TVM_CACHE_DIR", "path", None,
     "root of the compiled-kernel caches (default: $XDG_CACHE_HOME/tvm)",
-    "tvm-runtime, tvm-target-c, tvm-target-cuda, tvm-target-llvm")
+    "tvm-runtime, tvm-relax, tvm-target-c, tvm-target-cuda, tvm-target-llvm")
 XDG_CACHE_HOME = declare_knob(
     "XDG_CACHE_HOME", "path", None,
     "the user cache directory holding tvm/ when TVM_CACHE_DIR is unset (default: ~/.cache)",
-    "tvm-runtime, tvm-target-c, tvm-target-cuda, tvm-target-llvm")
+    "tvm-runtime, tvm-relax, tvm-target-c, tvm-target-cuda, tvm-target-llvm")
 C_KEEP_SOURCE = declare_knob(
     "TVM_C_KEEP_SOURCE", "bool", False,
     "keep each generated .c file beside its cached shared library", "tvm-target-c")
 CC = declare_knob(
     "CC", "str", None,
     "the C compiler (and flags) to build and link with, tried before cc/gcc/clang",
-    "tvm-runtime, tvm-target-c, tvm-target-llvm")
+    "tvm-runtime, tvm-relax, tvm-target-c, tvm-target-llvm")
 CROSS_CC = declare_knob(
     "TVM_CROSS_CC", "str", None,
     "the C compiler linking cross-compiled libraries: one command, or arch=command pairs",

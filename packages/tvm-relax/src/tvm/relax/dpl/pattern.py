@@ -86,6 +86,11 @@ class Match:
             raise KeyError(f"pattern {pattern!r} is not part of this match")
         return self._values[id(pattern)]
 
+    def items(self) -> list[tuple[Pattern, Any, Any]]:
+        """Every ``(pattern, expression, value)`` of the match (partitioning reads which
+        bindings a match covers)."""
+        return [(p, e, self._values[k]) for k, (p, e) in self._exprs.items()]
+
     def _bind(self, pattern: Pattern, expr: Any, value: Any) -> bool:
         old = self._exprs.get(id(pattern))
         if old is not None:

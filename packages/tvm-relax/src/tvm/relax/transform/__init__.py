@@ -25,3 +25,7 @@ from .split_layout_rewrite_preproc import (
     AnnotateLayoutFreeBuffers,
     SplitLayoutRewritePreproc,
 )
+# bring your own backend (tvm.relax.backend)
+from .fuse_ops_by_pattern import FuseOpsByPattern
+from .merge_composite_functions import MergeCompositeFunctions
+from .run_codegen import RunCodegen

@@ -27,7 +27,7 @@ The steps, each an IRModule -> IRModule pass (print the module between them with
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional, Union
+from typing import Any, Mapping, Optional, Sequence, Union
 
 import numpy as np
 from tvm.ir.module import IRModule
@@ -155,6 +155,7 @@ def build(
     exec_mode: str = "bytecode",
     *,
     pipeline: Union[str, Pass, None] = "default",
+    offload: Sequence[Any] = (),
 ) -> Executable:
     """Compile ``mod`` for ``target`` into a VM executable (see the module docstring).
 
@@ -162,6 +163,11 @@ def build(
     the plugin registry (:func:`tvm.ir.target.host_target`: the installed kind that
     JIT-compiles for this machine).  ``params`` binds parameters of ``main`` to constants; ``pipeline`` replaces the graph
     passes (a Pass, or None to skip them; the VM lowering always runs).
+    ``offload`` names external backends (``["cblas"]``, :mod:`tvm.relax.backend`) that take
+    the ops their patterns match before anything else runs; functions already marked
+    ``Codegen`` (``partition_for_<backend>``) are compiled by their backends either way.
+    The executable's ``offload_report`` says what went where and why other ops stayed (also
+    logged at INFO level to logger ``tvm.relax.backend``).
     """
     if exec_mode != "bytecode":
         raise ValueError(
@@ -176,6 +182,7 @@ def build(
     tgt = as_target(target)
     if params:
         mod = bind_params(mod, params)
+    mod, external_mods, report = _run_external_codegen(mod, offload)
     if pipeline == "default":
         graph = default_pipeline()
     elif pipeline is None or isinstance(pipeline, Pass):
@@ -193,7 +200,37 @@ def build(
         from tvm.tir.build import build as tir_build
 
         kernel_lib = tir_build(result.kernels, tgt)
+    if external_mods:
+        if kernel_lib is None:
+            from tvm.runtime.module import Module
+
+            kernel_lib = Module("external")
+        for ext in external_mods:
+            kernel_lib.import_module(ext)
     ex = Executable(result.program, result.constants, kernel_lib)
     ex.lowered_mod = mod  # type: ignore[attr-defined]  # the final Relax module, to inspect
+    ex.offload_report = report  # type: ignore[attr-defined]
     return ex
+
+
+def _run_external_codegen(mod: IRModule, offload: Sequence[Any]) -> tuple[IRModule, tuple, Any]:
+    """Partition for ``offload`` and run the external code generators: ``(module without the
+    partitions, the backends' runtime modules, the OffloadReport)``."""
+    from ..backend import OffloadReport, partition_for
+    from ..transform.run_codegen import EXTERNAL_MODS, RunCodegen
+
+    if isinstance(offload, str):
+        offload = [offload]
+    report = OffloadReport()
+    if offload:
+        mod = partition_for(mod, list(offload), report)
+    mod = RunCodegen(report=report)(mod)
+    if offload:
+        import logging
+
+        logging.getLogger("tvm.relax.backend").info("%s", report)
+    external = tuple(mod.get_attr(EXTERNAL_MODS) or ())
+    if external:
+        mod = mod.without_attr(EXTERNAL_MODS)
+    return mod, external, report
 

@@ -45,7 +45,7 @@ from tvm.ffi.plugin import hookimpl
 from ..file_seal import check_seal, sealed_payload_length, write_sealed
 
 from ..error import ModuleLoadError
-from ..module import Module, NativeModule, SharedLibraryModule
+from ..module import Module, NativeModule, SharedLibraryModule, _all_imports
 from .bytecode import BytecodeError, format_function, validate_function
 
 __all__ = [
@@ -277,6 +277,14 @@ class Executable(Module):
         With no kernels there is nothing to link and ``cc``/``options`` are unused.
         """
         path = os.fspath(path)
+        external = [m for m in ([self.kernel_lib] if self.kernel_lib is not None else [])
+                    for m in [m, *_all_imports(m)] if getattr(m, "external_backend", None)]
+        if external:
+            names = ", ".join(sorted({str(m.external_backend) for m in external}))
+            raise NotImplementedError(
+                f"export_library: the executable calls functions of external backends "
+                f"({names}), whose modules cannot be written into an exported executable yet; "
+                "run it in this process, or build without offload")
         parent = os.path.dirname(os.path.abspath(path))
         if not os.path.isdir(parent):
             raise FileNotFoundError(f"export_library: directory {parent!r} does not exist")

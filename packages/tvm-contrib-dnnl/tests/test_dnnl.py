@@ -1,0 +1,132 @@
+"""The oneDNN backend: numerics on the VM against numpy, checks, the report."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from tvm.contrib.dnnl import find_dnnl, partition_for_dnnl
+from tvm.relax import transform as T
+from tvm.relax.backend import OffloadReport, get_backend
+from tvm.script import ir as I
+from tvm.script import relax as R
+
+LIB, WHY = find_dnnl()
+requires_dnnl = pytest.mark.skipif(LIB is None, reason=WHY)
+RNG = np.random.default_rng(0)
+
+
+def _rand(*shape, dtype="float32"):
+    return RNG.standard_normal(shape).astype(dtype)
+
+
+def _matmul_module(sa, sb, bias=None, dense=False):
+    from tvm import relax
+    from tvm.relax.block_builder import BlockBuilder
+    from tvm.relax.struct_info import TensorStructInfo
+
+    bb = BlockBuilder()
+    params = [relax.Var(n, TensorStructInfo(s, "float32"))
+              for n, s in (("a", sa), ("b", sb), ("c", bias)) if s is not None]
+    with bb.function("main", params):
+        with bb.dataflow():
+            rhs = bb.emit(relax.op.permute_dims(params[1])) if dense else params[1]
+            y = bb.emit(relax.op.matmul(params[0], rhs))
+            if bias is not None:
+                y = bb.emit(relax.op.add(y, params[2]))
+            out = bb.emit_output(y)
+        bb.emit_func_output(out)
+    return bb.get()
+
+
+def _build_run(mod, *args):
+    pytest.importorskip("tvm.target.llvm")
+    import tvm
+    from tvm import relax
+
+    ex = relax.build(mod, offload=["dnnl"])
+    out = relax.VirtualMachine(ex, tvm.runtime.cpu())["main"](*args)
+    return ex, out.numpy()
+
+
+def test_backend_is_registered_by_the_plugin():
+    backend = get_backend("dnnl")
+    assert [p.name for p in backend.patterns] == [
+        "dnnl.dense_bias", "dnnl.matmul_bias", "dnnl.dense", "dnnl.matmul"]
+
+
+CASES = [
+    ("matmul2d", (5, 7), (7, 3), None, False),
+    ("batch3d", (2, 5, 7), (2, 7, 3), None, False),
+    ("rows3d_x_2d", (2, 5, 7), (7, 3), None, False),
+    ("bias", (5, 7), (7, 3), (3,), False),
+    ("batch_bias", (2, 5, 7), (2, 7, 3), (1, 3), False),
+    ("dense_bias", (4, 7), (6, 7), (6,), True),
+]
+
+
+@requires_dnnl
+@pytest.mark.parametrize("name,sa,sb,bias,dense", CASES, ids=[c[0] for c in CASES])
+def test_numerics_against_numpy(name, sa, sb, bias, dense):
+    args = [_rand(*sa), _rand(*sb)] + ([_rand(*bias)] if bias else [])
+    ex, got = _build_run(_matmul_module(sa, sb, bias, dense), *args)
+    assert [p.backend for p in ex.offload_report.partitions] == ["dnnl"]
+    want = np.matmul(args[0], args[1].T if dense else args[1]) + (args[2] if bias else 0)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    # a second call reuses the primitive made by the first
+    import tvm
+    from tvm import relax
+
+    again = relax.VirtualMachine(ex, tvm.runtime.cpu())["main"](*args).numpy()
+    np.testing.assert_allclose(again, want, rtol=1e-4, atol=1e-4)
+
+
+@requires_dnnl
+def test_merged_partition_and_argument_checks():
+    @I.ir_module
+    class Chain:
+        @R.function
+        def main(x: R.Tensor((4, 6), "float32"), w: R.Tensor((6, 6), "float32")):
+            with R.dataflow():
+                a = R.matmul(x, w)
+                b = R.matmul(a, w)
+                R.output(b)
+            return b
+
+    merged = T.MergeCompositeFunctions()(T.FuseOpsByPattern(get_backend("dnnl").patterns)(Chain))
+    x, w = _rand(4, 6), _rand(6, 6)
+    ex, got = _build_run(merged, x, w)
+    np.testing.assert_allclose(got, x @ w @ w, rtol=1e-4, atol=1e-4)
+    [ext] = [m for m in ex.kernel_lib.imported_modules if m.external_backend == "dnnl"]
+    assert ext.get_source("c").count("tvm_dnnl_make(&mm") == 2
+    [name] = ext.function_names
+    with pytest.raises(Exception, match="shape\\[1\\] = 7, expected 6"):
+        ext[name](_rand(4, 7), w, np.zeros((4, 6), "float32"))
+
+
+def test_checks_and_report():
+    @I.ir_module
+    class Mixed:
+        @R.function
+        def main(x: R.Tensor((4, 8), "float16"), w: R.Tensor((8, 4), "float16")):
+            with R.dataflow():
+                y = R.matmul(x, w)
+                R.output(y)
+            return y
+
+    report = OffloadReport()
+    assert partition_for_dnnl(Mixed, report) is Mixed
+    assert "float16" in report.rejections[0].reason and "dnnl" in report.rejections[0].reason
+
+
+def test_without_onednn_the_patterns_do_not_offer_themselves(monkeypatch):
+    from tvm.contrib.dnnl import library, plugin
+
+    monkeypatch.setattr(library, "find_dnnl", lambda: (None, "no oneDNN (test)"))
+    backend = plugin.make_backend()
+    assert backend.unavailable == "no oneDNN (test)"
+    report = OffloadReport()
+    from tvm.relax.backend import partition_for
+
+    mod = _matmul_module((4, 8), (8, 2))
+    assert partition_for(mod, [backend], report) is mod
+    assert "no oneDNN (test)" in report.rejections[0].reason
