@@ -18,6 +18,7 @@ from tvm.tir.expr import IntImm, PrimExpr
 from tvm.tir.expr_util import same_expr
 
 from ...expr import PrimValue, ShapeExpr
+from . import runtime_shape as rs
 from .common import (
     R,
     SymValue,
@@ -236,9 +237,35 @@ def _squeeze_axes(ctx: Any, shape: list[Any]) -> list[int]:
     return sorted(_norm(a, len(shape), ctx) for a in axes)
 
 
+def _runtime_axes(ctx: Any, ndim: int) -> Optional[tuple[Any, Any, int]]:
+    """Squeeze/Unsqueeze axes given at run time: (per-dimension count of the axes naming
+    it, whether they are valid, how many axes) for a result of rank ``ndim``; None when the
+    axes are an attribute or a constant."""
+    if ctx.opset < 13 or not ctx.has(1) or ctx.const(1) is not None:
+        return None
+    axes, n = rs.int_vector(ctx, 1, "axes")
+    axes, in_range = rs.normalized_axes(ctx, axes, ndim)
+    mask = rs.axis_mask(ctx, axes, ndim)
+    once = R.less_equal(R.max(mask, None, False), rs.i64(ctx, 1)) if ndim else in_range
+    return mask, ctx.emit(R.logical_and(in_range, once)), n
+
+
 @converter("Squeeze")
 def _squeeze(ctx: Any) -> Any:
-    axes = _squeeze_axes(ctx, ctx.shape(0))
+    shape = ctx.shape(0)
+    runtime = _runtime_axes(ctx, len(shape)) if ctx.static_shape(1) != [0] else None
+    if runtime is not None:  # only dimensions of size 1 may be named
+        mask, valid, n = runtime
+        dims = rs.dims_vector(ctx, shape)
+        one = rs.i64(ctx, 1)
+        squeezable = R.equal(R.sum(R.where(R.logical_and(R.equal(mask, one),
+                                                         R.not_equal(dims, one)),
+                                           one, rs.i64(ctx, 0)), None, False), rs.i64(ctx, 0))
+        valid = ctx.emit(R.logical_and(valid, squeezable))
+        out = rs.compact(ctx, dims, ctx.emit(one - mask), len(shape), len(shape) - n)
+        return R.reshape(ctx.input(0), rs.to_dims(
+            ctx, out, len(shape) - n, "axes (out of range, repeated or not of size 1)", valid))
+    axes = _squeeze_axes(ctx, shape)
     if not axes:
         return ctx.input(0)
     return R.squeeze(ctx.input(0), axes)
@@ -254,6 +281,14 @@ def _unsqueeze_axes(ctx: Any, ndim: int) -> list[int]:
 
 @converter("Unsqueeze")
 def _unsqueeze(ctx: Any) -> Any:
+    if ctx.opset >= 13 and ctx.has(1) and ctx.const(1) is None:
+        shape = ctx.shape(0)
+        n = rs.int_vector(ctx, 1, "axes")[1]
+        out_ndim = len(shape) + n
+        mask, valid, _ = _runtime_axes(ctx, out_ndim)
+        out = rs.expand(ctx, rs.dims_vector(ctx, shape), mask, out_ndim, 1)
+        return R.reshape(ctx.input(0), rs.to_dims(ctx, out, out_ndim,
+                                                  "axes (out of range or repeated)", valid))
     axes = _unsqueeze_axes(ctx, ctx.ndim(0))
     shape = ctx.importer.shape_of(ctx.raw_inputs[0])
     if shape is not None:
@@ -478,9 +513,26 @@ def _trilu(ctx: Any) -> Any:
     if ctx.has(1):
         kv = ctx.const(1)
         if kv is None:
-            raise ctx.unsupported("k must be a constant")
+            return _runtime_trilu(ctx)
         k = int(np.asarray(kv).reshape(-1)[0])
     return R.triu(ctx.input(0), k) if ctx.attr("upper", 1) else R.tril(ctx.input(0), k)
+
+
+def _runtime_trilu(ctx: Any) -> Any:
+    """Trilu with the diagonal ``k`` given at run time: a mask of ``col - row`` against it
+    (the shape does not depend on ``k``)."""
+    shape = ctx.shape(0)
+    if len(shape) < 2:
+        raise ctx.error(f"input must have rank >= 2, got {len(shape)}")
+    rows, cols = shape[-2:]
+    k = rs.int_vector(ctx, 1, "k")[0]
+    k = ctx.emit(R.reshape(k, []))
+    row = R.reshape(R.arange(PrimValue(rows) if isinstance(rows, PrimExpr) else rows,
+                             dtype="int64"), [rows, 1])
+    col = R.arange(PrimValue(cols) if isinstance(cols, PrimExpr) else cols, dtype="int64")
+    diag = ctx.emit(col - row)
+    keep = R.greater_equal(diag, k) if ctx.attr("upper", 1) else R.less_equal(diag, k)
+    return R.where(keep, ctx.input(0), ctx.const_expr(0, ctx.dtype(0)))
 
 
 @converter("EyeLike")
