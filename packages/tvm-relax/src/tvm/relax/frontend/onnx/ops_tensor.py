@@ -18,7 +18,7 @@ from tvm.tir.expr import IntImm, PrimExpr
 from tvm.tir.expr_util import same_expr
 
 from ...expr import PrimValue, ShapeExpr
-from . import runtime_shape as rs
+from . import ops_runtime as rt
 from .common import (
     R,
     SymValue,
@@ -103,6 +103,8 @@ def _cos_value(ctx: Any) -> tuple[Any, str]:
 @converter("ConstantOfShape")
 def _constant_of_shape(ctx: Any) -> Any:
     value, dtype = _cos_value(ctx)
+    if ctx.known(0) is None:
+        return rt.constant_of_shape(ctx, value, dtype)
     shape = known_list(ctx, 0, "shape")
     if all(isinstance(d, int) for d in shape) and int(np.prod(shape)) <= 1 << 16:
         return np.full(shape, value, dtype=np_dtype_of(dtype))
@@ -112,12 +114,11 @@ def _constant_of_shape(ctx: Any) -> Any:
 @converter("Range")
 def _range(ctx: Any) -> Any:
     dt = ctx.dtype(0)
+    if any(ctx.known(i) is None for i in range(3)):
+        return rt.range_(ctx)
     vals = []
     for i in range(3):
         k = ctx.known(i)
-        if k is None:
-            raise ctx.unsupported("start, limit and delta must be known at import time "
-                                  "(the output length depends on them)")
         v = np.asarray(k).reshape(-1)[0]
         vals.append(v if isinstance(v, PrimExpr) else v.item() if hasattr(v, "item") else v)
     return R.arange(PrimValue(vals[0]) if isinstance(vals[0], PrimExpr) else vals[0],
@@ -156,6 +157,8 @@ def _reshape_target(ctx: Any, in_shape: Optional[list[Any]], target: list[Any]) 
 
 @converter("Reshape")
 def _reshape(ctx: Any) -> Any:
+    if ctx.known(1) is None:
+        return rt.reshape(ctx)
     target = known_list(ctx, 1, "shape")
     shape = ctx.importer.shape_of(ctx.raw_inputs[0])
     return R.reshape(ctx.input(0), _reshape_target(ctx, shape, target))
@@ -237,34 +240,12 @@ def _squeeze_axes(ctx: Any, shape: list[Any]) -> list[int]:
     return sorted(_norm(a, len(shape), ctx) for a in axes)
 
 
-def _runtime_axes(ctx: Any, ndim: int) -> Optional[tuple[Any, Any, int]]:
-    """Squeeze/Unsqueeze axes given at run time: (per-dimension count of the axes naming
-    it, whether they are valid, how many axes) for a result of rank ``ndim``; None when the
-    axes are an attribute or a constant."""
-    if ctx.opset < 13 or not ctx.has(1) or ctx.const(1) is not None:
-        return None
-    axes, n = rs.int_vector(ctx, 1, "axes")
-    axes, in_range = rs.normalized_axes(ctx, axes, ndim)
-    mask = rs.axis_mask(ctx, axes, ndim)
-    once = R.less_equal(R.max(mask, None, False), rs.i64(ctx, 1)) if ndim else in_range
-    return mask, ctx.emit(R.logical_and(in_range, once)), n
-
-
 @converter("Squeeze")
 def _squeeze(ctx: Any) -> Any:
     shape = ctx.shape(0)
-    runtime = _runtime_axes(ctx, len(shape)) if ctx.static_shape(1) != [0] else None
-    if runtime is not None:  # only dimensions of size 1 may be named
-        mask, valid, n = runtime
-        dims = rs.dims_vector(ctx, shape)
-        one = rs.i64(ctx, 1)
-        squeezable = R.equal(R.sum(R.where(R.logical_and(R.equal(mask, one),
-                                                         R.not_equal(dims, one)),
-                                           one, rs.i64(ctx, 0)), None, False), rs.i64(ctx, 0))
-        valid = ctx.emit(R.logical_and(valid, squeezable))
-        out = rs.compact(ctx, dims, ctx.emit(one - mask), len(shape), len(shape) - n)
-        return R.reshape(ctx.input(0), rs.to_dims(
-            ctx, out, len(shape) - n, "axes (out of range, repeated or not of size 1)", valid))
+    if ctx.opset >= 13 and ctx.has(1) and ctx.const(1) is None and \
+            ctx.static_shape(1) != [0]:
+        return rt.squeeze(ctx)
     axes = _squeeze_axes(ctx, shape)
     if not axes:
         return ctx.input(0)
@@ -282,13 +263,7 @@ def _unsqueeze_axes(ctx: Any, ndim: int) -> list[int]:
 @converter("Unsqueeze")
 def _unsqueeze(ctx: Any) -> Any:
     if ctx.opset >= 13 and ctx.has(1) and ctx.const(1) is None:
-        shape = ctx.shape(0)
-        n = rs.int_vector(ctx, 1, "axes")[1]
-        out_ndim = len(shape) + n
-        mask, valid, _ = _runtime_axes(ctx, out_ndim)
-        out = rs.expand(ctx, rs.dims_vector(ctx, shape), mask, out_ndim, 1)
-        return R.reshape(ctx.input(0), rs.to_dims(ctx, out, out_ndim,
-                                                  "axes (out of range or repeated)", valid))
+        return rt.unsqueeze(ctx)
     axes = _unsqueeze_axes(ctx, ctx.ndim(0))
     shape = ctx.importer.shape_of(ctx.raw_inputs[0])
     if shape is not None:
@@ -316,6 +291,8 @@ def _broadcast_shape(a: list[Any], b: list[Any]) -> list[Any]:
 
 @converter("Expand")
 def _expand(ctx: Any) -> Any:
+    if ctx.known(1) is None:
+        return rt.expand(ctx)
     target = known_list(ctx, 1, "shape")
     shape = _broadcast_shape(ctx.shape(0), target)
     if shape == ctx.shape(0):
@@ -325,6 +302,8 @@ def _expand(ctx: Any) -> Any:
 
 @converter("Tile")
 def _tile(ctx: Any) -> Any:
+    if ctx.const(1) is None:
+        return rt.tile(ctx)
     repeats = ctx.int_list(1, "repeats")
     return R.tile(ctx.input(0), repeats)
 
@@ -350,6 +329,9 @@ def _clamp(v: int) -> int:
 
 @converter("Slice")
 def _slice(ctx: Any) -> Any:
+    if ctx.opset >= 10 and (any(ctx.known(i) is None for i in (1, 2) if ctx.has(i)) or
+                            any(ctx.const(i) is None for i in (3, 4) if ctx.has(i))):
+        return rt.slice_(ctx)
     axes, starts, ends, steps = _slice_params(ctx, ctx.ndim(0))
     if not all(isinstance(v, int) for v in starts + ends):
         raise ctx.unsupported("starts/ends with symbolic values are not supported")
@@ -488,7 +470,7 @@ def _pad(ctx: Any) -> Any:
 def _one_hot(ctx: Any) -> Any:
     depth_v = ctx.const(1)
     if depth_v is None:
-        raise ctx.unsupported("depth must be a constant")
+        return rt.one_hot(ctx)
     depth = int(np.asarray(depth_v).reshape(-1)[0])
     values = ctx.input(2)
     ndim = ctx.ndim(0)
@@ -513,26 +495,9 @@ def _trilu(ctx: Any) -> Any:
     if ctx.has(1):
         kv = ctx.const(1)
         if kv is None:
-            return _runtime_trilu(ctx)
+            return rt.trilu(ctx)
         k = int(np.asarray(kv).reshape(-1)[0])
     return R.triu(ctx.input(0), k) if ctx.attr("upper", 1) else R.tril(ctx.input(0), k)
-
-
-def _runtime_trilu(ctx: Any) -> Any:
-    """Trilu with the diagonal ``k`` given at run time: a mask of ``col - row`` against it
-    (the shape does not depend on ``k``)."""
-    shape = ctx.shape(0)
-    if len(shape) < 2:
-        raise ctx.error(f"input must have rank >= 2, got {len(shape)}")
-    rows, cols = shape[-2:]
-    k = rs.int_vector(ctx, 1, "k")[0]
-    k = ctx.emit(R.reshape(k, []))
-    row = R.reshape(R.arange(PrimValue(rows) if isinstance(rows, PrimExpr) else rows,
-                             dtype="int64"), [rows, 1])
-    col = R.arange(PrimValue(cols) if isinstance(cols, PrimExpr) else cols, dtype="int64")
-    diag = ctx.emit(col - row)
-    keep = R.greater_equal(diag, k) if ctx.attr("upper", 1) else R.less_equal(diag, k)
-    return R.where(keep, ctx.input(0), ctx.const_expr(0, ctx.dtype(0)))
 
 
 @converter("EyeLike")
@@ -593,6 +558,8 @@ def _dropout(ctx: Any) -> Any:
 def _topk(ctx: Any) -> Any:
     if ctx.opset < 10:
         k = ctx.attr("k")
+    elif ctx.const(1) is None:
+        return rt.topk(ctx, ctx.attr("axis", -1), bool(ctx.attr("largest", 1)))
     else:
         k = ctx.int_list(1, "K")[0]
     axis = ctx.attr("axis", -1)

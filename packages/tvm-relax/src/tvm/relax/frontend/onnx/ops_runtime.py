@@ -1,0 +1,260 @@
+"""Converters for ONNX operators whose shape-deciding input is known only at run time
+(Reshape/Expand/Tile/ConstantOfShape/Range shapes, Slice bounds, TopK's K, OneHot's depth,
+Squeeze/Unsqueeze axes, Trilu's k).
+
+:mod:`.ops_tensor` calls them when that input is not known at import time.  Each computes
+the output shape as an int64 tensor and turns it into symbolic dimensions with
+:func:`.runtime_shape.to_dims`, which also fails, naming the node, when the values are
+invalid; the operator itself is then the usual one on a symbolic shape.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tvm.tir.expr import PrimExpr
+
+from ...expr import PrimValue, ShapeExpr, TupleGetItem
+from ...op.dynamic import dynamic_strided_slice
+from . import runtime_shape as rs
+from .common import R
+
+INT_MAX = 2**63 - 1
+
+
+def _prim(dim: Any) -> Any:
+    return PrimValue(dim) if isinstance(dim, PrimExpr) else dim
+
+
+def _arange(dim: Any) -> Any:
+    """``arange(dim)`` as int64 for an int or a symbolic dimension."""
+    return R.arange(_prim(dim), dtype="int64")
+
+
+def checked(ctx: Any, x: Any, valid: Any, what: str) -> Any:
+    """``x`` passed through a run-time check: it fails, naming the node, unless ``valid``."""
+    shape = ctx.importer.shape_of(x)
+    vec = rs.dims_vector(ctx, shape)
+    return ctx.emit(R.reshape(x, rs.to_dims(ctx, vec, len(shape), what, valid)))
+
+
+# -- Reshape / Squeeze / Unsqueeze -------------------------------------------------------------
+def reshape(ctx: Any) -> Any:
+    """Reshape to a shape given at run time: its 0 entries (unless ``allowzero``) copy the
+    input's dimension, a -1 takes what is left; the element count is checked."""
+    shape = ctx.shape(0)
+    target, n = rs.int_vector(ctx, 1, "shape")
+    zero, one, neg = rs.i64(ctx, 0), rs.i64(ctx, 1), rs.i64(ctx, -1)
+    if not ctx.attr("allowzero", 0):
+        src = rs.dims_vector(ctx, [shape[i] if i < len(shape) else 0 for i in range(n)])
+        target = ctx.emit(R.where(R.equal(target, zero), src, target))
+    infer = R.equal(target, neg)
+    count = R.sum(R.astype(infer, "int64"), None, False)
+    known = R.prod(R.where(infer, one, target), None, False)
+    total = rs.scalar_dim(ctx, ctx.prod(shape))
+    inferred = R.floor_divide(total, R.maximum(known, one))
+    target = ctx.emit(R.where(infer, inferred, target))
+    return rs.checked_reshape(ctx, ctx.input(0), target, n,
+                              "shape (another element count, or several -1)",
+                              ctx.emit(R.less_equal(count, one)))
+
+
+def _axes(ctx: Any, ndim: int) -> tuple[Any, Any, int]:
+    """Run-time axes of a rank-``ndim`` tensor: (per-dimension count of the axes naming it,
+    whether they are in range and distinct, how many axes)."""
+    axes, n = rs.int_vector(ctx, 1, "axes")
+    axes, in_range = rs.normalized_axes(ctx, axes, ndim)
+    mask = rs.axis_mask(ctx, axes, ndim)
+    once = R.less_equal(R.max(mask, None, False), rs.i64(ctx, 1)) if ndim else in_range
+    return mask, ctx.emit(R.logical_and(in_range, once)), n
+
+
+def squeeze(ctx: Any) -> Any:
+    """Squeeze with axes given at run time (they must name dimensions of size 1)."""
+    shape = ctx.shape(0)
+    mask, valid, n = _axes(ctx, len(shape))
+    dims = rs.dims_vector(ctx, shape)
+    zero, one = rs.i64(ctx, 0), rs.i64(ctx, 1)
+    named_not_one = R.logical_and(R.equal(mask, one), R.not_equal(dims, one))
+    squeezable = R.equal(R.sum(R.where(named_not_one, one, zero), None, False), zero)
+    valid = ctx.emit(R.logical_and(valid, squeezable))
+    out = rs.compact(ctx, dims, ctx.emit(one - mask), len(shape), len(shape) - n)
+    return R.reshape(ctx.input(0), rs.to_dims(
+        ctx, out, len(shape) - n, "axes (out of range, repeated or not of size 1)", valid))
+
+
+def unsqueeze(ctx: Any) -> Any:
+    """Unsqueeze with axes given at run time (the output rank is the input's plus their
+    number)."""
+    shape = ctx.shape(0)
+    out_ndim = len(shape) + rs.int_vector(ctx, 1, "axes")[1]
+    mask, valid, _ = _axes(ctx, out_ndim)
+    out = rs.expand(ctx, rs.dims_vector(ctx, shape), mask, out_ndim, 1)
+    return R.reshape(ctx.input(0), rs.to_dims(ctx, out, out_ndim,
+                                              "axes (out of range or repeated)", valid))
+
+
+# -- Trilu / ConstantOfShape / Range / OneHot --------------------------------------------------
+def trilu(ctx: Any) -> Any:
+    """Trilu with the diagonal ``k`` given at run time: a mask of ``col - row`` against it
+    (the shape does not depend on ``k``)."""
+    shape = ctx.shape(0)
+    if len(shape) < 2:
+        raise ctx.error(f"input must have rank >= 2, got {len(shape)}")
+    rows, cols = shape[-2:]
+    k = ctx.emit(R.reshape(rs.int_vector(ctx, 1, "k")[0], []))
+    diag = ctx.emit(_arange(cols) - R.reshape(_arange(rows), [rows, 1]))
+    keep = R.greater_equal(diag, k) if ctx.attr("upper", 1) else R.less_equal(diag, k)
+    return R.where(keep, ctx.input(0), ctx.const_expr(0, ctx.dtype(0)))
+
+
+def constant_of_shape(ctx: Any, value: Any, dtype: str) -> Any:
+    """ConstantOfShape of a shape given at run time."""
+    vec, n = rs.int_vector(ctx, 0, "shape")
+    dims = rs.to_dims(ctx, vec, n, "shape (a negative dimension)")
+    return R.full(ShapeExpr(dims), ctx.const_expr(value, dtype), dtype)
+
+
+def _scalar(ctx: Any, i: int, what: str) -> Any:
+    if ctx.static_shape(i) not in ([], [1]):
+        raise ctx.error(f"input {i} ({what}) must be a scalar, got shape {ctx.shape(i)}")
+    return ctx.emit(R.reshape(ctx.input(i), []))
+
+
+def range_(ctx: Any) -> Any:
+    """Range with start, limit or delta given at run time: ``max(ceil((limit - start) /
+    delta), 0)`` elements ``start + i * delta`` (delta 0 fails at run time)."""
+    dt = ctx.dtype(0)
+    start, limit, delta = (_scalar(ctx, i, w) for i, w in enumerate(("start", "limit", "delta")))
+    nonzero = ctx.emit(R.not_equal(delta, ctx.const_expr(0, dt)))
+    safe = R.where(nonzero, delta, ctx.const_expr(1, dt))
+    if dt.startswith(("int", "uint")):
+        span, step = R.astype(limit - start, "int64"), R.astype(safe, "int64")
+        count = R.negative(R.floor_divide(R.negative(span), step))
+    else:
+        count = R.astype(R.ceil(R.astype(limit - start, "float64") /
+                                R.astype(safe, "float64")), "int64")
+    count = R.reshape(R.maximum(count, rs.i64(ctx, 0)), [1])
+    (length,) = rs.to_dims(ctx, ctx.emit(count), 1, "delta (zero)",
+                           ctx.emit(R.reshape(nonzero, [1])), "length")
+    return R.astype(_arange(length), dt) * delta + start
+
+
+def one_hot(ctx: Any) -> Any:
+    """OneHot with the depth given at run time."""
+    if ctx.static_shape(1) not in ([], [1]):
+        raise ctx.error(f"depth must be a scalar, got shape {ctx.shape(1)}")
+    depth = ctx.emit(R.reshape(R.astype(ctx.input(1), "int64"), [1]))
+    (dim,) = rs.to_dims(ctx, depth, 1, "depth (negative)", name="depth")
+    ndim = ctx.ndim(0)
+    axis = ctx.attr("axis", -1)
+    if not -ndim - 1 <= axis <= ndim:
+        raise ctx.error(f"axis {axis} is out of range for an output of rank {ndim + 1}")
+    axis %= ndim + 1
+    idt = ctx.dtype(0)
+    idx = ctx.input(0)
+    size = ctx.emit(R.astype(R.reshape(depth, []), idt))
+    idx = R.where(R.less(idx, ctx.const_expr(0, idt)), idx + size, idx)
+    rng_shape = [1] * (ndim + 1)
+    rng_shape[axis] = dim
+    rng = R.reshape(R.astype(_arange(dim), idt), rng_shape)
+    hot = R.equal(R.expand_dims(idx, [axis]), rng)
+    values = ctx.input(2)
+    off = R.take(values, ctx.const_expr(0, "int64"), axis=0)
+    on = R.take(values, ctx.const_expr(1, "int64"), axis=0)
+    return R.where(hot, on, off)
+
+
+# -- Expand / Tile -----------------------------------------------------------------------------
+def expand(ctx: Any) -> Any:
+    """Expand to a shape given at run time (numpy broadcasting; only dimensions of static
+    size 1 grow)."""
+    shape = ctx.shape(0)
+    target, n = rs.int_vector(ctx, 1, "shape")
+    m = max(n, len(shape))
+    in_dims = [1] * (m - len(shape)) + list(shape)
+    if n < m:
+        target = ctx.emit(R.concat([rs.i64(ctx, np.ones(m - n, "int64")), target], axis=0))
+    grows = [isinstance(d, int) and d == 1 for d in in_dims]
+    dims = rs.dims_vector(ctx, in_dims)
+    one = rs.i64(ctx, 1)
+    may_grow = ctx.const_expr(np.asarray(grows, bool), "bool")
+    ok = R.logical_or(may_grow, R.logical_or(R.equal(target, one), R.equal(target, dims)))
+    valid = ctx.emit(R.equal(R.sum(R.astype(ok, "int64"), None, False), rs.i64(ctx, m)))
+    out = ctx.emit(R.where(may_grow, target, dims))
+    fresh = rs.to_dims(ctx, out, m, "shape (not broadcastable from the input's)", valid)
+    return R.broadcast_to(ctx.input(0), [v if g else d for v, d, g in zip(fresh, in_dims, grows)])
+
+
+def tile(ctx: Any) -> Any:
+    """Tile with repeats given at run time: ``x`` viewed as (1, d0, 1, d1, ...), broadcast to
+    (r0, d0, r1, d1, ...) and reshaped to (r0 * d0, ...)."""
+    shape = ctx.shape(0)
+    reps, n = rs.int_vector(ctx, 1, "repeats")
+    if n != len(shape):
+        raise ctx.error(f"repeats has {n} entries for an input of rank {len(shape)}")
+    counts = rs.to_dims(ctx, reps, n, "repeats (negative)", name="repeat")
+    x = ctx.emit(R.reshape(ctx.input(0), [v for d in shape for v in (1, d)]))
+    x = ctx.emit(R.broadcast_to(x, [v for r, d in zip(counts, shape) for v in (r, d)]))
+    return R.reshape(x, [r * d for r, d in zip(counts, shape)])
+
+
+# -- Slice / TopK ------------------------------------------------------------------------------
+def _vector_or(ctx: Any, i: int, what: str, n: int, default: int) -> Any:
+    if not ctx.has(i):
+        return rs.i64(ctx, np.full(n, default, "int64"))
+    vec, m = rs.int_vector(ctx, i, what)
+    if m != n:
+        raise ctx.error(f"{what} has {m} entries, starts has {n}")
+    return vec
+
+
+def slice_(ctx: Any) -> Any:
+    """Slice with starts/ends/axes/steps given at run time (``relax.dynamic_strided_slice``:
+    the output extent is computed and the bounds clamped at run time)."""
+    ndim = ctx.ndim(0)
+    starts, n = rs.int_vector(ctx, 1, "starts")
+    ends = _vector_or(ctx, 2, "ends", n, 0)
+    steps = _vector_or(ctx, 4, "steps", n, 1)
+    x = ctx.input(0)
+    axes_c = ctx.const(3) if ctx.has(3) else np.arange(n)
+    if axes_c is not None:
+        axes = [int(a) for a in np.asarray(axes_c).reshape(-1)]
+        if len(axes) != n or not all(-ndim <= a < ndim for a in axes) or \
+                len({a % ndim for a in axes}) != n:
+            raise ctx.error(f"axes {axes} must be {n} distinct axes of a rank-{ndim} input")
+        return dynamic_strided_slice(x, starts, ends, steps, [a % ndim for a in axes])
+    # axes at run time: bounds for every dimension (the unnamed ones whole)
+    axes = rs.int_vector(ctx, 3, "axes")[0]
+    axes, in_range = rs.normalized_axes(ctx, axes, ndim)
+    mask = rs.axis_mask(ctx, axes, ndim)
+    once = R.less_equal(R.max(mask, None, False), rs.i64(ctx, 1))
+    x = checked(ctx, x, ctx.emit(R.logical_and(in_range, once)), "axes (out of range or repeated)")
+    hit = ctx.emit(R.equal(R.reshape(axes, [n, 1]),
+                           rs.i64(ctx, np.arange(ndim, dtype="int64").reshape(1, ndim))))
+    named = ctx.emit(R.equal(mask, rs.i64(ctx, 1)))
+
+    def spread(vec: Any, default: int) -> Any:
+        picked = R.sum(R.where(hit, R.reshape(vec, [n, 1]), rs.i64(ctx, 0)), [0], False)
+        return ctx.emit(R.where(named, picked, rs.i64(ctx, default)))
+
+    return dynamic_strided_slice(x, spread(starts, 0), spread(ends, INT_MAX), spread(steps, 1))
+
+
+def topk(ctx: Any, axis: int, largest: bool) -> list[Any]:
+    """TopK with K given at run time: the whole axis sorted, then its first K entries."""
+    shape = ctx.shape(0)
+    axis = axis % len(shape)
+    dim = shape[axis]
+    if not isinstance(dim, int):
+        raise ctx.unsupported("K given at run time needs a static length of the axis")
+    k, n = rs.int_vector(ctx, 1, "K")
+    if n != 1:
+        raise ctx.error(f"K must hold one value, got {n}")
+    (count,) = rs.to_dims(ctx, k, 1, "K (negative or larger than the axis)",
+                          ctx.emit(R.less_equal(k, rs.i64(ctx, dim))), "k")
+    both = ctx.emit(R.topk(ctx.input(0), dim, axis, "both", largest, "int64"))
+    first = ctx.emit(_arange(count))
+    return [R.take(ctx.emit(TupleGetItem(both, j)), first, axis=axis) for j in (0, 1)]
