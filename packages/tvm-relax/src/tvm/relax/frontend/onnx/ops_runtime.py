@@ -258,3 +258,83 @@ def topk(ctx: Any, axis: int, largest: bool) -> list[Any]:
     both = ctx.emit(R.topk(ctx.input(0), dim, axis, "both", largest, "int64"))
     first = ctx.emit(_arange(count))
     return [R.take(ctx.emit(TupleGetItem(both, j)), first, axis=axis) for j in (0, 1)]
+
+
+# -- Split / windows / AffineGrid --------------------------------------------------------------
+def split(ctx: Any, axis: int) -> list[Any]:
+    """Split with sizes given at run time (non-negative, summing to the axis length); piece
+    ``j`` gathers its own index range."""
+    dim = ctx.shape(0)[axis]
+    sizes, n = rs.int_vector(ctx, 1, "split")
+    if n != ctx.num_outputs:
+        raise ctx.error(f"split has {n} entries for {ctx.num_outputs} outputs")
+    total = R.equal(R.sum(sizes, None, False), rs.scalar_dim(ctx, dim))
+    counts = rs.to_dims(ctx, sizes, n, "split (negative, or not summing to the axis length)",
+                        ctx.emit(total), "size")
+    starts = ctx.emit(R.cumsum(sizes, 0, None, True))
+    out = []
+    for j, c in enumerate(counts):
+        idx = ctx.emit(_arange(c) + R.take(starts, rs.i64(ctx, j), axis=0))
+        out.append(ctx.emit(R.take(ctx.input(0), idx, axis=axis)))
+    return out
+
+
+def window(ctx: Any, kind: str, dt: str) -> Any:
+    """Hann/Hamming/Blackman window of a length given at run time."""
+    if ctx.static_shape(0) not in ([], [1]):
+        raise ctx.error(f"size must be a scalar, got shape {ctx.shape(0)}")
+    size = ctx.emit(R.reshape(R.astype(ctx.input(0), "int64"), [1]))
+    (length,) = rs.to_dims(ctx, size, 1, "size (negative)", name="size")
+    f64 = "float64"
+    n = R.astype(R.reshape(size, []), f64)
+    if not ctx.attr("periodic", 1):
+        n = n - ctx.const_expr(1.0, f64)
+    k = R.astype(_arange(length), f64)
+    phase = ctx.emit(ctx.const_expr(2 * np.pi, f64) * k / n)
+    if kind == "hann":
+        w = R.sin(phase * ctx.const_expr(0.5, f64))
+        w = w * w
+    elif kind == "hamming":
+        w = ctx.const_expr(25.0 / 46.0, f64) - ctx.const_expr(21.0 / 46.0, f64) * R.cos(phase)
+    else:
+        w = (ctx.const_expr(0.42, f64) - ctx.const_expr(0.5, f64) * R.cos(phase)
+             + ctx.const_expr(0.08, f64) * R.cos(phase * ctx.const_expr(2.0, f64)))
+    return R.astype(w, dt)
+
+
+def affine_grid(ctx: Any, align: bool) -> Any:
+    """AffineGrid with the output size (N, C, [D,] H, W) given at run time."""
+    theta = ctx.shape(0)  # (N, nd, nd + 1)
+    size, n = rs.int_vector(ctx, 1, "size")
+    if n not in (4, 5) or theta[1:] != [n - 2, n - 1]:
+        raise ctx.error(f"size has {n} entries for theta of shape {theta}")
+    batch = R.equal(R.take(size, rs.i64(ctx, 0), axis=0), rs.scalar_dim(ctx, theta[0]))
+    dims = rs.to_dims(ctx, size, n, "size (negative, or a batch other than theta's)",
+                      ctx.emit(batch), "size")
+    spatial = dims[2:]
+    dt = ctx.dtype(0)
+    f = "float64"
+
+    def lin(m: Any) -> Any:
+        i = R.astype(_arange(m), f)
+        length = ctx.emit(R.astype(R.reshape(rs.dims_vector(ctx, [m]), []), f))
+        one = ctx.const_expr(1.0, f)
+        if align:  # -1 .. 1 (0 for a single point)
+            step = ctx.const_expr(2.0, f) / R.maximum(length - one, one)
+            return R.where(R.greater(length, one), i * step - one, ctx.const_expr(0.0, f))
+        return (i * ctx.const_expr(2.0, f) + one) / length - one
+
+    count = 1
+    for m in spatial:
+        count = m if isinstance(count, int) else count * m
+    coords = []
+    for j, m in enumerate(spatial[::-1]):  # x runs over the last axis
+        axis = len(spatial) - 1 - j
+        view = [1] * len(spatial)
+        view[axis] = m
+        full = R.broadcast_to(R.reshape(lin(m), view), list(spatial))
+        coords.append(R.reshape(full, [count, 1]))
+    coords.append(R.full([count, 1], ctx.const_expr(1.0, f), f))
+    base = R.astype(R.concat(coords, axis=1), dt)  # (P, nd + 1)
+    grid = R.matmul(base, R.permute_dims(ctx.input(0), [0, 2, 1]))  # (N, P, nd)
+    return R.reshape(grid, [dims[0], *spatial, len(spatial)])

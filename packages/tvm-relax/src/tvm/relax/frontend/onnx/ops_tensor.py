@@ -221,6 +221,8 @@ def _split(ctx: Any) -> Any:
     ndim = ctx.ndim(0)
     axis = _norm(ctx.attr("axis", 0), ndim, ctx)
     dim = ctx.shape(0)[axis]
+    if ctx.opset >= 13 and ctx.has(1) and ctx.const(1) is None:
+        return rt.split(ctx, axis)
     sizes = _split_sizes(ctx, dim)
     if sizes is None:
         n = ctx.attr("num_outputs", ctx.num_outputs) if ctx.opset >= 18 else ctx.num_outputs
