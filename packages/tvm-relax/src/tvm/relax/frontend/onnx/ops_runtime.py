@@ -14,12 +14,14 @@ from typing import Any
 
 import numpy as np
 
+from tvm import tir
 from tvm.tir.expr import PrimExpr
 
 from ...expr import PrimValue, ShapeExpr, TupleGetItem
 from ...op.dynamic import dynamic_strided_slice
 from . import runtime_shape as rs
 from .common import R
+from .ops_dynamic import bind_shape
 
 INT_MAX = 2**63 - 1
 
@@ -225,7 +227,8 @@ def slice_(ctx: Any) -> Any:
         if len(axes) != n or not all(-ndim <= a < ndim for a in axes) or \
                 len({a % ndim for a in axes}) != n:
             raise ctx.error(f"axes {axes} must be {n} distinct axes of a rank-{ndim} input")
-        return dynamic_strided_slice(x, starts, ends, steps, [a % ndim for a in axes])
+        return _sliced(ctx, dynamic_strided_slice(x, starts, ends, steps,
+                                                  [a % ndim for a in axes]), ndim)
     # axes at run time: bounds for every dimension (the unnamed ones whole)
     axes = rs.int_vector(ctx, 3, "axes")[0]
     axes, in_range = rs.normalized_axes(ctx, axes, ndim)
@@ -240,7 +243,14 @@ def slice_(ctx: Any) -> Any:
         picked = R.sum(R.where(hit, R.reshape(vec, [n, 1]), rs.i64(ctx, 0)), [0], False)
         return ctx.emit(R.where(named, picked, rs.i64(ctx, default)))
 
-    return dynamic_strided_slice(x, spread(starts, 0), spread(ends, INT_MAX), spread(steps, 1))
+    return _sliced(ctx, dynamic_strided_slice(x, spread(starts, 0), spread(ends, INT_MAX),
+                                              spread(steps, 1)), ndim)
+
+
+def _sliced(ctx: Any, value: Any, ndim: int) -> Any:
+    """A slice's result with its run-time shape bound to fresh dimensions right away."""
+    dims = [tir.Var(f"slice_dim{d}", "int64") for d in range(ndim)]
+    return bind_shape(ctx, value, dims, ctx.dtype(0))
 
 
 def topk(ctx: Any, axis: int, largest: bool) -> list[Any]:
