@@ -348,3 +348,103 @@ def affine_grid(ctx: Any, align: bool) -> Any:
     base = R.astype(R.concat(coords, axis=1), dt)  # (P, nd + 1)
     grid = R.matmul(base, R.permute_dims(ctx.input(0), [0, 2, 1]))  # (N, P, nd)
     return R.reshape(grid, [dims[0], *spatial, len(spatial)])
+
+
+# -- Pad / CenterCropPad -----------------------------------------------------------------------
+def _gather_axis(ctx: Any, x: Any, axis: int, ndim: int, length: Any, src: Any, size: Any,
+                 mode: str, fill: Any) -> Any:
+    """``x`` re-indexed along ``axis``: output position ``i < length`` reads source index
+    ``src[i]`` of an axis of ``size`` (a 0-d int64 tensor), mapped into range by ``mode``
+    (constant: ``fill`` outside; edge: clamped; reflect; wrap)."""
+    zero, one = rs.i64(ctx, 0), rs.i64(ctx, 1)
+    last = R.maximum(size - one, zero)
+    if mode in ("constant", "edge"):
+        idx = R.minimum(R.maximum(src, zero), last)
+    elif mode == "wrap":
+        idx = R.floor_mod(src, R.maximum(size, one))
+    else:  # reflect: period 2 (n - 1)
+        period = ctx.emit(R.maximum(last * rs.i64(ctx, 2), one))
+        t = ctx.emit(R.floor_mod(src, period))
+        idx = R.where(R.less(t, size), t, period - t)
+    y = ctx.emit(R.take(x, ctx.emit(idx), axis=axis))
+    if mode != "constant":
+        return y
+    inside = R.logical_and(R.greater_equal(src, zero), R.less(src, size))
+    view = [1] * ndim
+    view[axis] = length
+    return ctx.emit(R.where(R.reshape(inside, view), y, fill))
+
+
+def pad(ctx: Any) -> Any:
+    """Pad with pads (or the constant value) given at run time; negative pads crop."""
+    shape = ctx.shape(0)
+    ndim = len(shape)
+    mode = ctx.attr("mode", "constant")
+    if mode not in ("constant", "edge", "reflect", "wrap"):
+        raise ctx.unsupported(f"mode {mode!r}")
+    dt = ctx.dtype(0)
+    x = ctx.input(0)
+    runtime_axes = ctx.has(3) and ctx.const(3) is None
+    if runtime_axes:
+        k = rs.int_vector(ctx, 3, "axes")[1]
+    elif ctx.has(3):
+        axes = [int(a) for a in np.asarray(ctx.const(3)).reshape(-1)]
+        if not all(-ndim <= a < ndim for a in axes) or len({a % ndim for a in axes}) != len(axes):
+            raise ctx.error(f"axes {axes} must be distinct axes of a rank-{ndim} input")
+        axes = [a % ndim for a in axes]
+        k = len(axes)
+    else:
+        axes = list(range(ndim))
+        k = ndim
+    pads, m = rs.int_vector(ctx, 1, "pads")
+    if m != 2 * k:
+        raise ctx.error(f"pads has {m} entries for {k} axes")
+    if ctx.has(2):
+        fill = ctx.emit(R.astype(R.reshape(ctx.input(2), []), dt))
+    else:
+        fill = ctx.const_expr(0, dt)
+    before = ctx.emit(R.strided_slice(pads, [0], [0], [k]))
+    after = ctx.emit(R.strided_slice(pads, [0], [k], [2 * k]))
+    if runtime_axes:  # pads for every dimension, 0 for the unnamed ones
+        named = rs.int_vector(ctx, 3, "axes")[0]
+        named, in_range = rs.normalized_axes(ctx, named, ndim)
+        once = R.less_equal(R.max(rs.axis_mask(ctx, named, ndim), None, False), rs.i64(ctx, 1))
+        x = checked(ctx, x, ctx.emit(R.logical_and(in_range, once)),
+                    "axes (out of range or repeated)")
+        shape = ctx.importer.shape_of(x)
+        hit = ctx.emit(R.equal(R.reshape(named, [k, 1]),
+                               rs.i64(ctx, np.arange(ndim, dtype="int64").reshape(1, ndim))))
+        before, after = (ctx.emit(R.sum(R.where(hit, R.reshape(v, [k, 1]), rs.i64(ctx, 0)),
+                                        [0], False)) for v in (before, after))
+        axes, k = list(range(ndim)), ndim
+    sizes = ctx.emit(R.take(rs.dims_vector(ctx, shape),
+                            rs.i64(ctx, np.asarray(axes, "int64")), axis=0))
+    out = ctx.emit(sizes + before + after)
+    lengths = rs.to_dims(ctx, out, k, "pads (a negative output size)", name="padded")
+    for j, (a, length) in enumerate(zip(axes, lengths)):
+        src = _arange(length) - R.take(before, rs.i64(ctx, j), axis=0)
+        x = _gather_axis(ctx, x, a, ndim, length, ctx.emit(src), rs.scalar_dim(ctx, shape[a]),
+                         mode, fill)
+    return x
+
+
+def center_crop_pad(ctx: Any, axes: list[int]) -> Any:
+    """CenterCropPad to a target shape given at run time: each axis cropped or zero-padded
+    around its centre."""
+    shape = ctx.shape(0)
+    ndim = len(shape)
+    target, m = rs.int_vector(ctx, 1, "shape")
+    if m != len(axes):
+        raise ctx.error(f"shape has {m} entries for {len(axes)} axes")
+    lengths = rs.to_dims(ctx, target, m, "shape (a negative size)", name="crop")
+    x = ctx.input(0)
+    two = rs.i64(ctx, 2)
+    for j, (a, length) in enumerate(zip(axes, lengths)):
+        size = rs.scalar_dim(ctx, shape[a])
+        want = ctx.emit(R.take(target, rs.i64(ctx, j), axis=0))
+        offset = R.where(R.greater_equal(size, want), R.floor_divide(size - want, two),
+                         R.negative(R.floor_divide(want - size, two)))
+        src = ctx.emit(_arange(length) + offset)
+        x = _gather_axis(ctx, x, a, ndim, length, src, size, "constant",
+                         ctx.const_expr(0, ctx.dtype(0)))
+    return x

@@ -376,6 +376,10 @@ def _scatter_nd(ctx: Any) -> Any:
 
 @converter("CenterCropPad")
 def _center_crop_pad(ctx: Any) -> Any:
+    if ctx.const(1) is None:
+        ndim = ctx.ndim(0)
+        axes = ctx.attr("axes", None) or list(range(ndim))
+        return rt.center_crop_pad(ctx, [_norm(a, ndim, ctx) for a in axes])
     shape = ctx.static_shape(0)
     target = ctx.int_list(1, "shape")
     if shape is None:
@@ -413,6 +417,8 @@ def _pad(ctx: Any) -> Any:
         pads = ctx.attr("pads")
         value = ctx.attr("value", 0.0)
         axes = list(range(ndim))
+    elif ctx.const(1) is None or (ctx.has(2) and ctx.const(2) is None):
+        return rt.pad(ctx)
     else:
         pads = ctx.int_list(1, "pads")
         cv = ctx.const(2)
