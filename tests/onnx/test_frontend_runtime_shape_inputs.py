@@ -169,3 +169,35 @@ def test_constant_shape_inputs_keep_the_static_graph():
     mod = from_onnx(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]))
     text = mod.script()
     assert "tensor_to_shape" not in text and "R.Tensor((6, 4)" in text
+
+
+@pytest.mark.parametrize("mode,coord", [("nearest", "asymmetric"), ("linear", "half_pixel"),
+                                        ("cubic", "align_corners")])
+def test_resize_to_sizes_given_at_run_time(mode, coord):
+    x = RNG.standard_normal((1, 2, 3, 4)).astype(np.float32)
+    inputs = [helper.make_tensor_value_info("x", 1, list(x.shape)),
+              helper.make_tensor_value_info("sizes", 7, [2])]
+    node = helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], mode=mode, axes=[2, 3],
+                            coordinate_transformation_mode=coord)
+    graph = helper.make_graph([node], "g", inputs, [onnx.ValueInfoProto(name="y")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+    main = _compiled(model)
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    for sizes in ([6, 8], [2, 7]):
+        sizes = np.array(sizes, I64)
+        got = main(x, sizes).numpy()
+        want = sess.run(None, {"x": x, "sizes": sizes})[0]
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_resize_sizes_may_not_change_the_channels():
+    x = np.ones((1, 2, 3, 4), np.float32)
+    inputs = [helper.make_tensor_value_info("x", 1, list(x.shape)),
+              helper.make_tensor_value_info("sizes", 7, [4])]
+    node = helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], name="rs")
+    graph = helper.make_graph([node], "g", inputs, [onnx.ValueInfoProto(name="y")])
+    main = _compiled(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)]))
+    assert main(x, np.array([1, 2, 6, 8], I64)).numpy().shape == (1, 2, 6, 8)
+    with pytest.raises(ValueError, match=r"ONNX Resize \(node 'rs'.*invalid sizes"):
+        main(x, np.array([1, 3, 6, 8], I64))

@@ -13,6 +13,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ...expr import TupleGetItem as relax_tuple_item
+from . import ops_runtime
 from .common import R, converter
 from .ops_math import scalar
 
@@ -472,6 +473,13 @@ def _resize_params(ctx: Any) -> dict[str, Any]:
         attrs.update(coordinate_transformation_mode="asymmetric", nearest_mode="floor")
         return {"scales": [float(v) for v in ctx.const(1)], "sizes": None, "roi": None,
                 "axes": None, "attrs": attrs}
+    if ctx.has(3) and ctx.const(3) is None and (not ctx.has(1) or ctx.const(1) is not None):
+        sc = ctx.const(2) if ctx.has(2) else None
+        if not ctx.has(2) or (sc is not None and sc.size == 0):  # sizes at run time
+            roi = ctx.const(1) if ctx.has(1) else None
+            return {"scales": None, "sizes": RUNTIME_SIZES, "axes": ctx.attr("axes", None),
+                    "roi": [float(v) for v in roi] if roi is not None and roi.size else None,
+                    "attrs": attrs}
     for i, what in ((1, "roi"), (2, "scales"), (3, "sizes")):
         if ctx.has(i) and ctx.const(i) is None:
             raise ctx.unsupported(f"{what} must be a constant (the output shape depends on it)")
@@ -483,6 +491,9 @@ def _resize_params(ctx: Any) -> dict[str, Any]:
     return {"scales": scales, "sizes": sizes,
             "roi": [float(v) for v in roi] if roi is not None and roi.size else None,
             "axes": ctx.attr("axes", None), "attrs": attrs}
+
+
+RUNTIME_SIZES = "runtime"  # Resize's sizes are an input known only at run time
 
 
 def _resize_plan(ctx: Any, shape: list[Any], p: dict[str, Any]) -> list[tuple[int, int, float]]:
@@ -590,7 +601,7 @@ def _symbolic_resize(ctx: Any, shape: list[Any], p: dict[str, Any]) -> Any:
         same = shape[a]
         if p["sizes"] is not None:
             n = p["sizes"][i]
-            if isinstance(same, int) and n == same:
+            if isinstance(n, int) and isinstance(same, int) and n == same:
                 continue
         else:
             scale = p["scales"][i]
@@ -626,6 +637,13 @@ def _symbolic_resize(ctx: Any, shape: list[Any], p: dict[str, Any]) -> Any:
 @converter("Resize", "Upsample")
 def _resize(ctx: Any) -> Any:
     shape = ctx.static_shape(0)
+    if ctx.op_type == "Resize" and ctx.opset >= 11:
+        p = _resize_params(ctx)
+        if p["sizes"] is RUNTIME_SIZES:
+            if p["roi"] is not None and p["attrs"].get("coordinate_transformation_mode") == \
+                    "tf_crop_and_resize":
+                raise ctx.unsupported("tf_crop_and_resize with sizes given at run time")
+            return ops_runtime.resize_sizes(ctx, p, _symbolic_resize)
     if shape is None:
         return _symbolic_resize(ctx, ctx.shape(0), _resize_params(ctx))
     p = _resize_params(ctx)

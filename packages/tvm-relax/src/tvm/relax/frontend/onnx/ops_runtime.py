@@ -448,3 +448,33 @@ def center_crop_pad(ctx: Any, axes: list[int]) -> Any:
         x = _gather_axis(ctx, x, a, ndim, length, src, size, "constant",
                          ctx.const_expr(0, ctx.dtype(0)))
     return x
+
+
+# -- Resize ------------------------------------------------------------------------------------
+def resize_sizes(ctx: Any, p: dict[str, Any], resize: Any) -> Any:
+    """Resize to sizes given at run time (the coordinate mapping's scale is then output /
+    input length): the spatial sizes become symbolic dimensions and ``resize`` (the
+    converter's ``relax.image.resize{1,2,3}d`` path) resamples to them; batch and channel
+    sizes must stay the input's."""
+    shape = ctx.shape(0)
+    ndim = len(shape)
+    axes = [a % ndim for a in p["axes"]] if p["axes"] else list(range(ndim))
+    sizes, n = rs.int_vector(ctx, 3, "sizes")
+    if n != len(axes):
+        raise ctx.error(f"sizes has {n} entries for {len(axes)} axes")
+    fixed = [i for i, a in enumerate(axes) if a < 2]
+    valid = None
+    if fixed:
+        kept = R.take(sizes, rs.i64(ctx, np.asarray(fixed, "int64")), axis=0)
+        same = R.equal(kept, rs.dims_vector(ctx, [shape[axes[i]] for i in fixed]))
+        valid = ctx.emit(R.equal(R.sum(R.astype(same, "int64"), None, False),
+                                 rs.i64(ctx, len(fixed))))
+    dims = rs.to_dims(ctx, sizes, n, "sizes (negative, or resizing the batch or channel axis)",
+                      valid, "size")
+    spatial = [(a, d) for a, d in zip(axes, dims) if a >= 2]
+    if not spatial:
+        x = ctx.input(0)
+        return x if valid is None else checked(ctx, x, valid, "sizes (resizing the batch or "
+                                                              "channel axis)")
+    return resize(ctx, shape, dict(p, sizes=[d for _, d in spatial],
+                                   axes=[a for a, _ in spatial]))
