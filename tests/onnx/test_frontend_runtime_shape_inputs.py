@@ -201,3 +201,27 @@ def test_resize_sizes_may_not_change_the_channels():
     assert main(x, np.array([1, 2, 6, 8], I64)).numpy().shape == (1, 2, 6, 8)
     with pytest.raises(ValueError, match=r"ONNX Resize \(node 'rs'.*invalid sizes"):
         main(x, np.array([1, 3, 6, 8], I64))
+
+
+def test_run_time_shape_meeting_a_static_one_keeps_its_shape():
+    """Pad with run-time pads, then Add with a static tensor: ONNX broadcasting allows only
+    the static length there, so the sum keeps a static shape (checked at run time)."""
+    inputs = [helper.make_tensor_value_info("x", 1, [2, 3]),
+              helper.make_tensor_value_info("pads", 7, [4]),
+              helper.make_tensor_value_info("y", 1, [2, 5])]
+    nodes = [helper.make_node("Pad", ["x", "pads"], ["p"]),
+             helper.make_node("Add", ["p", "y"], ["s"], name="add"),
+             helper.make_node("ReduceSum", ["s"], ["z"], keepdims=0)]
+    graph = helper.make_graph(nodes, "g", inputs, [onnx.ValueInfoProto(name="z")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+    mod = from_onnx(model)
+    assert "R.Tensor((2, 5)" in mod.script()
+    main = _compiled(model)
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    x, y = RNG.standard_normal((2, 3)).astype(np.float32), np.ones((2, 5), np.float32)
+    for pads in ([0, 1, 0, 1], [0, 0, 0, 2]):
+        feeds = {"x": x, "pads": np.array(pads, I64), "y": y}
+        np.testing.assert_allclose(main(*feeds.values()).numpy(), sess.run(None, feeds)[0],
+                                   rtol=1e-5)
+    with pytest.raises(ValueError):
+        main(x, np.array([0, 0, 0, 3], I64), y)
