@@ -69,8 +69,9 @@ def to_dims(ctx: Any, vec: Any, n: int, what: str, valid: Optional[Any] = None,
     message = f"{ctx.where()}: invalid {what} given at run time"
     shape = ctx.emit(call_pure_packed("vm.builtin.tensor_to_shape", vec, StringImm(message),
                                       sinfo_args=ShapeStructInfo(ndim=n)))
-    dims = [tir.Var(f"{_sanitize(ctx.name or ctx.op_type)}_{name}{k}", "int64")
-            for k in range(n)]
+    # a node without a name gets a serial (names are hints, but keep printed ones apart)
+    base = _sanitize(ctx.name) if ctx.name else f"{ctx.op_type}{len(ctx.importer.sym_owner)}"
+    dims = [tir.Var(f"{base}_{name}{k}", "int64") for k in range(n)]
     bound = ctx.bb.match_cast(shape, ShapeStructInfo(dims))
     for d in dims:
         ctx.importer.sym_owner.setdefault(id(d), bound)
