@@ -12,7 +12,7 @@ import pytest
 
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
-from onnx import helper  # noqa: E402
+from onnx import helper, numpy_helper  # noqa: E402
 
 import tvm.runtime  # noqa: E402
 from tvm import relax  # noqa: E402
@@ -225,3 +225,41 @@ def test_run_time_shape_meeting_a_static_one_keeps_its_shape():
                                    rtol=1e-5)
     with pytest.raises(ValueError):
         main(x, np.array([0, 0, 0, 3], I64), y)
+
+
+@pytest.mark.parametrize("mode,coord,extra", [
+    ("nearest", "half_pixel", {"nearest_mode": "round_prefer_ceil"}),
+    ("nearest", "asymmetric", {"nearest_mode": "floor"}),
+    ("linear", "half_pixel", {}), ("linear", "align_corners", {}),
+    ("linear", "half_pixel_symmetric", {}), ("linear", "pytorch_half_pixel", {}),
+    ("cubic", "half_pixel", {"cubic_coeff_a": -0.5, "exclude_outside": 1}),
+    ("cubic", "asymmetric", {}),
+])
+def test_resize_by_scales_given_at_run_time(mode, coord, extra):
+    """The coordinate mapping uses the given scale (not output / input length)."""
+    x = RNG.standard_normal((1, 2, 4, 5)).astype(np.float32)
+    inputs = [helper.make_tensor_value_info("x", 1, list(x.shape)),
+              helper.make_tensor_value_info("scales", 1, [2])]
+    node = helper.make_node("Resize", ["x", "", "scales"], ["y"], mode=mode, axes=[2, 3],
+                            coordinate_transformation_mode=coord, **extra)
+    graph = helper.make_graph([node], "g", inputs, [onnx.ValueInfoProto(name="y")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+    main = _compiled(model)
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    # onnxruntime's align_corners divides by the rounded output length, ONNX's reference
+    # (and our static path) by n * scale: compared with onnxruntime where they agree
+    steps = ([2.0, 1.6], [0.5, 0.4]) if coord == "align_corners" else \
+        ([2.0, 1.5], [0.6, 0.8], [1.0, 3.0])
+    for scales in steps:
+        scales = np.array(scales, np.float32)
+        got = main(x, scales).numpy()
+        want = sess.run(None, {"x": x, "scales": scales})[0]
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    # the same values as with the scales bound as a constant (the static path)
+    scales = np.array([0.7, 1.5], np.float32)
+    graph.input.pop()
+    graph.initializer.append(numpy_helper.from_array(scales, "scales"))
+    static = _compiled(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)]))
+    np.testing.assert_allclose(main(x, scales).numpy(), static(x).numpy(), rtol=1e-4,
+                               atol=1e-5)

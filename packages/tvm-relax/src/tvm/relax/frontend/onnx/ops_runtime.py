@@ -478,3 +478,114 @@ def resize_sizes(ctx: Any, p: dict[str, Any], resize: Any) -> Any:
                                                               "channel axis)")
     return resize(ctx, shape, dict(p, sizes=[d for _, d in spatial],
                                    axes=[a for a, _ in spatial]))
+
+
+def _source(ctx: Any, coord: str, o: Any, scale: Any, n_in: Any, n_out: Any) -> Any:
+    """ONNX Resize's input coordinate of output positions ``o`` (float64) for a run-time
+    ``scale`` (the output length ``n_out`` is ``floor(n_in * scale)``)."""
+    f = "float64"
+    half, one = ctx.const_expr(0.5, f), ctx.const_expr(1.0, f)
+    wide = n_in * scale  # the output length before rounding down
+    if coord == "asymmetric":
+        return o / scale
+    if coord == "tf_half_pixel_for_nn":
+        return (o + half) / scale
+    if coord == "align_corners":
+        return R.where(R.equal(wide, one), ctx.const_expr(0.0, f),
+                       o * (n_in - one) / R.where(R.equal(wide, one), one, wide - one))
+    centred = (o + half) / scale - half
+    if coord == "half_pixel":
+        return centred
+    if coord == "pytorch_half_pixel":
+        return R.where(R.equal(wide, one), ctx.const_expr(-0.5, f), centred)
+    # half_pixel_symmetric
+    return n_in * half * (one - n_out / wide) + centred
+
+
+def _taps(ctx: Any, mode: str, attrs: dict[str, Any], src: Any, n_in: Any) -> list[tuple]:
+    """(index, weight) pairs of an axis's interpolation at source coordinates ``src``; the
+    indices clamped into the axis (ONNX pads with edge values)."""
+    f = "float64"
+    base = ctx.emit(R.floor(src))
+    frac = ctx.emit(src - base)
+    start = ctx.emit(R.astype(base, "int64"))
+    if mode == "nearest":
+        rounding = attrs.get("nearest_mode", "round_prefer_floor")
+        half = ctx.const_expr(0.5, f)
+        pick = {"floor": R.floor(src), "ceil": R.ceil(src),
+                "round_prefer_ceil": R.floor(src + half)}.get(rounding, R.ceil(src - half))
+        return [(ctx.emit(R.astype(pick, "int64")), None)]
+    if mode == "linear":
+        one = ctx.const_expr(1.0, f)
+        return [(start, ctx.emit(one - frac)), (ctx.emit(start + rs.i64(ctx, 1)), frac)]
+    a = float(attrs.get("cubic_coeff_a", -0.75))
+    taps = []
+    for t in (-1, 0, 1, 2):
+        d = ctx.emit(R.abs(frac - ctx.const_expr(float(t), f)))
+        a_, one, two = (ctx.const_expr(v, f) for v in (a, 1.0, 2.0))
+        near = ((a_ + two) * d - (a_ + ctx.const_expr(3.0, f))) * d * d + one
+        far = ((a_ * d - ctx.const_expr(5.0, f) * a_) * d + ctx.const_expr(8.0, f) * a_) * d \
+            - ctx.const_expr(4.0, f) * a_
+        w = R.where(R.less_equal(d, one), near, R.where(R.less(d, two), far,
+                                                        ctx.const_expr(0.0, f)))
+        taps.append((ctx.emit(start + rs.i64(ctx, t)), ctx.emit(w)))
+    if attrs.get("exclude_outside", 0):  # taps outside the axis get no weight
+        last = R.astype(n_in, "int64") - rs.i64(ctx, 1)
+        taps = [(i, ctx.emit(R.where(R.logical_and(R.greater_equal(i, rs.i64(ctx, 0)),
+                                                   R.less_equal(i, last)),
+                                     w, ctx.const_expr(0.0, f)))) for i, w in taps]
+        total = ctx.emit(taps[0][1] + taps[1][1] + taps[2][1] + taps[3][1])
+        taps = [(i, ctx.emit(w / total)) for i, w in taps]
+    return taps
+
+
+def resize_scales(ctx: Any, p: dict[str, Any], slot: int) -> Any:
+    """Resize with scales given at run time (input ``slot``): output lengths
+    ``floor(n * scale)``, and each resized axis interpolated in turn (the interpolation is
+    separable) by gathers of the source taps, whose coordinates use the scale itself."""
+    attrs = p["attrs"]
+    mode = attrs.get("mode", "nearest")
+    coord = attrs.get("coordinate_transformation_mode", "half_pixel")
+    if mode not in ("nearest", "linear", "cubic") or attrs.get("antialias", 0) or \
+            coord == "tf_crop_and_resize":
+        raise ctx.unsupported("scales given at run time need mode nearest/linear/cubic "
+                              "without antialias or tf_crop_and_resize")
+    shape = ctx.shape(0)
+    ndim = len(shape)
+    axes = [a % ndim for a in p["axes"]] if p["axes"] else list(range(ndim))
+    sshape = ctx.static_shape(slot)
+    if sshape is None or sshape != [len(axes)]:
+        raise ctx.error(f"scales must have {len(axes)} entries, got shape {ctx.shape(slot)}")
+    f = "float64"
+    scales = ctx.emit(R.astype(ctx.input(slot), f))
+    sizes = rs.dims_vector(ctx, [shape[a] for a in axes])
+    lengths = ctx.emit(R.astype(R.floor(R.astype(sizes, f) * scales), "int64"))
+    positive = ctx.emit(R.greater(scales, ctx.const_expr(0.0, f)))
+    dims = rs.to_dims(ctx, lengths, len(axes), "scales (not positive)", positive, "size")
+    dt = ctx.dtype(0)
+    cdt = dt if dt in ("float32", "float64", "float16") else "float32"
+    x = ctx.input(0)
+    if cdt != dt:
+        x = ctx.emit(R.astype(x, cdt))
+    for j, (a, length) in enumerate(zip(axes, dims)):
+        pick = rs.i64(ctx, j)
+        scale = ctx.emit(R.take(scales, pick, axis=0))
+        n_in = ctx.emit(R.astype(R.take(sizes, pick, axis=0), f))
+        n_out = ctx.emit(R.astype(rs.scalar_dim(ctx, length), f))
+        src = ctx.emit(_source(ctx, coord, R.astype(_arange(length), f), scale, n_in, n_out))
+        last = ctx.emit(R.maximum(R.astype(n_in, "int64") - rs.i64(ctx, 1), rs.i64(ctx, 0)))
+        view = [1] * ndim
+        view[a] = length
+        total = None
+        for idx, w in _taps(ctx, mode, attrs, src, n_in):
+            idx = ctx.emit(R.minimum(R.maximum(idx, rs.i64(ctx, 0)), last))
+            term = ctx.emit(R.take(x, idx, axis=a))
+            if w is not None:
+                term = term * R.reshape(R.astype(w, cdt), view)
+            total = term if total is None else total + term
+        x = ctx.emit(total)
+    if cdt != dt:
+        if dt.startswith(("int", "uint")):
+            x = R.round(x)
+        x = R.astype(x, dt)
+    return x
