@@ -1,8 +1,10 @@
 """Converters for ONNX operators whose shape-deciding input is known only at run time
-(Reshape/Expand/Tile/ConstantOfShape/Range shapes, Slice bounds, TopK's K, OneHot's depth,
-Squeeze/Unsqueeze axes, Trilu's k).
+(Reshape/Expand/Tile/ConstantOfShape shapes, Range bounds, Slice bounds, TopK's K, OneHot's
+depth, Squeeze/Unsqueeze axes, Trilu's k, Split sizes, Pad pads, CenterCropPad's shape,
+window lengths, AffineGrid's size, Resize sizes and scales).
 
-:mod:`.ops_tensor` calls them when that input is not known at import time.  Each computes
+:mod:`.ops_tensor`, :mod:`.ops_misc` and :mod:`.ops_nn` call them when that input is not
+known at import time.  Each computes
 the output shape as an int64 tensor and turns it into symbolic dimensions with
 :func:`.runtime_shape.to_dims`, which also fails, naming the node, when the values are
 invalid; the operator itself is then the usual one on a symbolic shape.
