@@ -243,3 +243,50 @@ def test_non_max_suppression(center):
         got = run(boxes, scores, np.array([limit]), np.array([iou], "float32"), t)
         expected = nms_reference(boxes, scores, limit, iou, threshold, center)
         np.testing.assert_array_equal(got, expected)
+
+
+# -- run-time shapes from tensors (vm.builtin.tensor_to_shape) ----------------------------------
+def _shape_from(vec, what=None):
+    from tvm.relax.expr import StringImm
+    from tvm.relax.op import call_pure_packed
+    from tvm.relax.struct_info import ShapeStructInfo
+
+    args = [vec] + ([StringImm(what)] if what else [])
+    return call_pure_packed("vm.builtin.tensor_to_shape", *args, sinfo_args=ShapeStructInfo(ndim=1))
+
+
+def _sum_over_runtime_extent(what=None):
+    """x (m,) reshaped to (1, k) with k read from a tensor, summed over k (symbolic)."""
+    k = tir.Var("k", "int64")
+    x, s = tensor([n], name="x"), tensor([1], "int64", "s")
+    bb = relax.BlockBuilder()
+    with bb.function("main", [x, s]):
+        shape = bb.emit(_shape_from(s, what))
+        bb.match_cast(shape, relax.ShapeStructInfo([k]))
+        y = bb.emit(op.reshape(x, relax.ShapeExpr([k])))
+        out = bb.emit(op.sum(y, [0], False))
+        bb.emit_func_output(out)
+    vm = relax.VirtualMachine(relax.build(bb.get(), target="llvm"), tvm.runtime.cpu())
+    return vm["main"]
+
+
+@requires_llvm
+def test_reduction_over_a_symbolic_extent_that_is_zero_at_run_time():
+    """A zero-extent reduction loop never runs its init: the identity is selected instead."""
+    main = _sum_over_runtime_extent()
+    x = np.arange(3, dtype="float32")
+    assert main(x, np.array([3], "int64")).numpy() == 3.0
+    empty = np.zeros(0, "float32")
+    for _ in range(2):  # not a stale value of the last call
+        assert main(empty, np.array([0], "int64")).numpy() == 0.0
+
+
+@requires_llvm
+def test_tensor_to_shape_names_the_value_in_its_error():
+    main = _sum_over_runtime_extent("node 'r': invalid shape given at run time")
+    with pytest.raises(ValueError, match=r"node 'r': invalid shape given at run time \(run-time "
+                                         r"shape \[-1\]\)"):
+        main(np.zeros(0, "float32"), np.array([-1], "int64"))
+    main = _sum_over_runtime_extent()
+    with pytest.raises(ValueError, match="tensor_to_shape: negative dimension"):
+        main(np.zeros(0, "float32"), np.array([-1], "int64"))

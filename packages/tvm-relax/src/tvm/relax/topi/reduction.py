@@ -67,7 +67,17 @@ def reduce(x: te.Tensor, kind: str, axes: Sequence[int], keepdims: bool = False)
     def f(*i: Any) -> PrimExpr:
         return reducer(x(*_source_index(x, axes, keepdims, i, raxes)), axis=raxes)
 
-    return te.compute(shape, f, name=f"T_{kind}")
+    symbolic = [x.shape[a] for a in axes if not isinstance(x.shape[a], tir.IntImm)]
+    if not symbolic:
+        return te.compute(shape, f, name=f"T_{kind}")
+    # a symbolic extent may be 0 at run time, when the loop (and its init) never runs:
+    # the identity is selected then
+    total = te.compute(shape, f, name=f"T_{kind}_red")
+    identity = reducer.fidentity(x.dtype)
+    empty: PrimExpr = EQ(symbolic[0], tir.IntImm(symbolic[0].dtype, 0))
+    for d in symbolic[1:]:
+        empty = Or(empty, EQ(d, tir.IntImm(d.dtype, 0)))
+    return te.compute(shape, lambda *i: Select(empty, identity, total(*i)), name=f"T_{kind}")
 
 
 def _count(x: te.Tensor, axes: Sequence[int], dtype: str) -> PrimExpr:

@@ -24,7 +24,7 @@ from ...struct_info import TensorStructInfo
 from .common import R, converter
 
 
-def _bind_shape(ctx: Any, value: Any, shape: Sequence[Any], dtype: str) -> Any:
+def bind_shape(ctx: Any, value: Any, shape: Sequence[Any], dtype: str) -> Any:
     """``value`` (emitted) cast to ``shape``; its new symbolic dimensions are recorded as
     bound by the result (for ``Shape`` and shape arithmetic on them)."""
     out = ctx.bb.match_cast(ctx.emit(value), TensorStructInfo(list(shape), dtype))
@@ -40,7 +40,7 @@ def _fresh(name: str) -> tir.Var:
 
 def _nonzero(ctx: Any, x: Any, ndim: int) -> Any:
     """``relax.nonzero(x)`` as a (ndim, num_nonzero) tensor."""
-    return _bind_shape(ctx, nonzero(x), [ndim, _fresh("num_nonzero")], "int64")
+    return bind_shape(ctx, nonzero(x), [ndim, _fresh("num_nonzero")], "int64")
 
 
 @converter("NonZero")
@@ -103,7 +103,7 @@ def _unique(ctx: Any) -> Any:
             outputs.append(None)
             continue
         item = ctx.emit(TupleGetItem(parts, k))
-        outputs.append(_bind_shape(ctx, item, part_shape, part_dtype))
+        outputs.append(bind_shape(ctx, item, part_shape, part_dtype))
     return outputs
 
 
@@ -125,4 +125,4 @@ def _non_max_suppression(ctx: Any) -> Any:
     limits = [limit(2, 0, "int64"), limit(3, 0.0, "float32"),
               limit(4, float("-inf"), "float32")]  # no score threshold: every box
     out = non_max_suppression(ctx.input(0), ctx.input(1), *limits, center_point_box=center)
-    return _bind_shape(ctx, out, [_fresh("num_selected"), 3], "int64")
+    return bind_shape(ctx, out, [_fresh("num_selected"), 3], "int64")

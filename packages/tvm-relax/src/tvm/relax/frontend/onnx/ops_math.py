@@ -67,9 +67,34 @@ def _isinf(ctx: Any) -> Any:
 
 
 # -- binary ----------------------------------------------------------------------------------
+def broadcast_inputs(ctx: Any, count: int) -> list[Any]:
+    """The first ``count`` inputs, each whose symbolic dimension meets a constant one other
+    than 1 (aligned from the right) cast to it (``match_cast``, checked at run time): ONNX
+    broadcasting allows only that value there (or 1, refused then), and Relax cannot prove
+    it, so the result would lose its shape (e.g. after a Pad with run-time pads)."""
+    xs = [ctx.input(i) for i in range(count)]
+    shapes = [ctx.importer.shape_of(ctx.raw_inputs[i]) for i in range(count)]
+    if any(s is None for s in shapes) or all(isinstance(d, int) for s in shapes for d in s):
+        return xs
+    width = max(len(s) for s in shapes)
+    fixed: dict[int, int] = {}
+    for k in range(1, width + 1):
+        sizes = {s[-k] for s in shapes if len(s) >= k and isinstance(s[-k], int) and s[-k] != 1}
+        if len(sizes) == 1:
+            fixed[k] = sizes.pop()
+    for i, shape in enumerate(shapes):
+        cast = [j for j, d in enumerate(shape) if not isinstance(d, int) and len(shape) - j in fixed]
+        if cast:
+            new = [fixed[len(shape) - j] if j in cast else d for j, d in enumerate(shape)]
+            from ...struct_info import TensorStructInfo
+
+            xs[i] = ctx.bb.match_cast(ctx.emit(xs[i]), TensorStructInfo(new, ctx.dtype(i)))
+    return xs
+
+
 def _binary(name: str) -> Any:
     def impl(ctx: Any) -> Any:
-        return getattr(R, name)(ctx.input(0), ctx.input(1))
+        return getattr(R, name)(*broadcast_inputs(ctx, 2))
 
     return impl
 
@@ -155,7 +180,7 @@ converter("Mean")(_variadic("add", lambda ctx, out, n: out / scalar(ctx, float(n
 
 @converter("Where")
 def _where(ctx: Any) -> Any:
-    return R.where(ctx.input(0), ctx.input(1), ctx.input(2))
+    return R.where(*broadcast_inputs(ctx, 3))
 
 
 # -- casts -----------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 
+from . import ops_runtime
 from .common import R, converter, onnx_dtype_to_str
 from .ops_math import scalar
 
@@ -128,9 +129,11 @@ def _grid_sample(ctx: Any) -> Any:
 # -- window functions and AffineGrid (constants / small matmuls) -------------------------------
 def _window(kind: str) -> Any:
     def impl(ctx: Any) -> Any:
+        dt = onnx_dtype_to_str(ctx.attr("output_datatype", 1), f"{ctx.where()}: ")
+        if ctx.const(0) is None:
+            return ops_runtime.window(ctx, kind, dt)
         size = ctx.int_list(0, "size")[0]
         periodic = bool(ctx.attr("periodic", 1))
-        dt = onnx_dtype_to_str(ctx.attr("output_datatype", 1), f"{ctx.where()}: ")
         n = size if periodic else size - 1
         k = np.arange(size, dtype=np.float64)
         if kind == "hann":
@@ -151,8 +154,10 @@ converter("BlackmanWindow", min_opset=17)(_window("blackman"))
 
 @converter("AffineGrid", min_opset=20)
 def _affine_grid(ctx: Any) -> Any:
-    size = ctx.int_list(1, "size")
     align = bool(ctx.attr("align_corners", 0))
+    if ctx.const(1) is None:
+        return ops_runtime.affine_grid(ctx, align)
+    size = ctx.int_list(1, "size")
     dt = ctx.dtype(0)
     spatial = size[2:]
 

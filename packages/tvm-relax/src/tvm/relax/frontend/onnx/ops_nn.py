@@ -13,6 +13,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ...expr import TupleGetItem as relax_tuple_item
+from . import ops_runtime
 from .common import R, converter
 from .ops_math import scalar
 
@@ -457,21 +458,31 @@ def _resize_params(ctx: Any) -> dict[str, Any]:
         if ctx.opset < 9:
             scales = ctx.attr("scales")
         elif ctx.const(1) is None:
-            raise ctx.unsupported("scales must be a constant (the output shape depends on it)")
+            scales = RUNTIME
         else:
             scales = [float(v) for v in ctx.const(1)]
         mode = ctx.attr("mode", "nearest")
-        return {"scales": scales, "sizes": None, "roi": None, "axes": None,
+        return {"scales": scales, "sizes": None, "roi": None, "axes": None, "slot": 1,
                 "attrs": {"mode": "linear" if mode in ("linear", "bilinear") else mode,
                           "coordinate_transformation_mode": "asymmetric",
                           "nearest_mode": "floor"}}
     attrs = {k: ctx.attrs[k] for k in _RESIZE_ATTRS if k in ctx.attrs}
     if ctx.opset < 11:
-        if ctx.const(1) is None:
-            raise ctx.unsupported("scales must be a constant (the output shape depends on it)")
         attrs.update(coordinate_transformation_mode="asymmetric", nearest_mode="floor")
-        return {"scales": [float(v) for v in ctx.const(1)], "sizes": None, "roi": None,
-                "axes": None, "attrs": attrs}
+        sc = ctx.const(1)
+        return {"scales": RUNTIME if sc is None else [float(v) for v in sc], "sizes": None,
+                "roi": None, "axes": None, "attrs": attrs, "slot": 1}
+    roi = ctx.const(1) if ctx.has(1) else None
+    roi = [float(v) for v in roi] if roi is not None and roi.size else None
+    if not ctx.has(1) or ctx.const(1) is not None:
+        absent = [not ctx.has(i) or (ctx.const(i) is not None and ctx.const(i).size == 0)
+                  for i in (2, 3)]
+        if ctx.has(3) and ctx.const(3) is None and absent[0]:  # sizes at run time
+            return {"scales": None, "sizes": RUNTIME, "axes": ctx.attr("axes", None),
+                    "roi": roi, "attrs": attrs}
+        if ctx.has(2) and ctx.const(2) is None and absent[1]:  # scales at run time
+            return {"scales": RUNTIME, "sizes": None, "axes": ctx.attr("axes", None),
+                    "roi": roi, "attrs": attrs, "slot": 2}
     for i, what in ((1, "roi"), (2, "scales"), (3, "sizes")):
         if ctx.has(i) and ctx.const(i) is None:
             raise ctx.unsupported(f"{what} must be a constant (the output shape depends on it)")
@@ -483,6 +494,9 @@ def _resize_params(ctx: Any) -> dict[str, Any]:
     return {"scales": scales, "sizes": sizes,
             "roi": [float(v) for v in roi] if roi is not None and roi.size else None,
             "axes": ctx.attr("axes", None), "attrs": attrs}
+
+
+RUNTIME = "runtime"  # Resize's sizes or scales are an input known only at run time
 
 
 def _resize_plan(ctx: Any, shape: list[Any], p: dict[str, Any]) -> list[tuple[int, int, float]]:
@@ -590,7 +604,7 @@ def _symbolic_resize(ctx: Any, shape: list[Any], p: dict[str, Any]) -> Any:
         same = shape[a]
         if p["sizes"] is not None:
             n = p["sizes"][i]
-            if isinstance(same, int) and n == same:
+            if isinstance(n, int) and isinstance(same, int) and n == same:
                 continue
         else:
             scale = p["scales"][i]
@@ -626,9 +640,15 @@ def _symbolic_resize(ctx: Any, shape: list[Any], p: dict[str, Any]) -> Any:
 @converter("Resize", "Upsample")
 def _resize(ctx: Any) -> Any:
     shape = ctx.static_shape(0)
-    if shape is None:
-        return _symbolic_resize(ctx, ctx.shape(0), _resize_params(ctx))
     p = _resize_params(ctx)
+    if p["sizes"] is RUNTIME:
+        if p["attrs"].get("coordinate_transformation_mode") == "tf_crop_and_resize":
+            raise ctx.unsupported("tf_crop_and_resize with sizes given at run time")
+        return ops_runtime.resize_sizes(ctx, p, _symbolic_resize)
+    if p["scales"] is RUNTIME:
+        return ops_runtime.resize_scales(ctx, p, p["slot"])
+    if shape is None:
+        return _symbolic_resize(ctx, ctx.shape(0), p)
     plan = _resize_plan(ctx, shape, p)
     x = ctx.input(0)
     if not plan:

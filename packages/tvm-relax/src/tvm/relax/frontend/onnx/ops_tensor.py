@@ -18,6 +18,7 @@ from tvm.tir.expr import IntImm, PrimExpr
 from tvm.tir.expr_util import same_expr
 
 from ...expr import PrimValue, ShapeExpr
+from . import ops_runtime as rt
 from .common import (
     R,
     SymValue,
@@ -102,6 +103,8 @@ def _cos_value(ctx: Any) -> tuple[Any, str]:
 @converter("ConstantOfShape")
 def _constant_of_shape(ctx: Any) -> Any:
     value, dtype = _cos_value(ctx)
+    if ctx.known(0) is None:
+        return rt.constant_of_shape(ctx, value, dtype)
     shape = known_list(ctx, 0, "shape")
     if all(isinstance(d, int) for d in shape) and int(np.prod(shape)) <= 1 << 16:
         return np.full(shape, value, dtype=np_dtype_of(dtype))
@@ -111,12 +114,11 @@ def _constant_of_shape(ctx: Any) -> Any:
 @converter("Range")
 def _range(ctx: Any) -> Any:
     dt = ctx.dtype(0)
+    if any(ctx.known(i) is None for i in range(3)):
+        return rt.range_(ctx)
     vals = []
     for i in range(3):
         k = ctx.known(i)
-        if k is None:
-            raise ctx.unsupported("start, limit and delta must be known at import time "
-                                  "(the output length depends on them)")
         v = np.asarray(k).reshape(-1)[0]
         vals.append(v if isinstance(v, PrimExpr) else v.item() if hasattr(v, "item") else v)
     return R.arange(PrimValue(vals[0]) if isinstance(vals[0], PrimExpr) else vals[0],
@@ -155,6 +157,8 @@ def _reshape_target(ctx: Any, in_shape: Optional[list[Any]], target: list[Any]) 
 
 @converter("Reshape")
 def _reshape(ctx: Any) -> Any:
+    if ctx.known(1) is None:
+        return rt.reshape(ctx)
     target = known_list(ctx, 1, "shape")
     shape = ctx.importer.shape_of(ctx.raw_inputs[0])
     return R.reshape(ctx.input(0), _reshape_target(ctx, shape, target))
@@ -217,6 +221,8 @@ def _split(ctx: Any) -> Any:
     ndim = ctx.ndim(0)
     axis = _norm(ctx.attr("axis", 0), ndim, ctx)
     dim = ctx.shape(0)[axis]
+    if ctx.opset >= 13 and ctx.has(1) and ctx.const(1) is None:
+        return rt.split(ctx, axis)
     sizes = _split_sizes(ctx, dim)
     if sizes is None:
         n = ctx.attr("num_outputs", ctx.num_outputs) if ctx.opset >= 18 else ctx.num_outputs
@@ -238,7 +244,11 @@ def _squeeze_axes(ctx: Any, shape: list[Any]) -> list[int]:
 
 @converter("Squeeze")
 def _squeeze(ctx: Any) -> Any:
-    axes = _squeeze_axes(ctx, ctx.shape(0))
+    shape = ctx.shape(0)
+    if ctx.opset >= 13 and ctx.has(1) and ctx.const(1) is None and \
+            ctx.static_shape(1) != [0]:
+        return rt.squeeze(ctx)
+    axes = _squeeze_axes(ctx, shape)
     if not axes:
         return ctx.input(0)
     return R.squeeze(ctx.input(0), axes)
@@ -254,6 +264,8 @@ def _unsqueeze_axes(ctx: Any, ndim: int) -> list[int]:
 
 @converter("Unsqueeze")
 def _unsqueeze(ctx: Any) -> Any:
+    if ctx.opset >= 13 and ctx.has(1) and ctx.const(1) is None:
+        return rt.unsqueeze(ctx)
     axes = _unsqueeze_axes(ctx, ctx.ndim(0))
     shape = ctx.importer.shape_of(ctx.raw_inputs[0])
     if shape is not None:
@@ -281,6 +293,8 @@ def _broadcast_shape(a: list[Any], b: list[Any]) -> list[Any]:
 
 @converter("Expand")
 def _expand(ctx: Any) -> Any:
+    if ctx.known(1) is None:
+        return rt.expand(ctx)
     target = known_list(ctx, 1, "shape")
     shape = _broadcast_shape(ctx.shape(0), target)
     if shape == ctx.shape(0):
@@ -290,6 +304,8 @@ def _expand(ctx: Any) -> Any:
 
 @converter("Tile")
 def _tile(ctx: Any) -> Any:
+    if ctx.const(1) is None:
+        return rt.tile(ctx)
     repeats = ctx.int_list(1, "repeats")
     return R.tile(ctx.input(0), repeats)
 
@@ -315,6 +331,9 @@ def _clamp(v: int) -> int:
 
 @converter("Slice")
 def _slice(ctx: Any) -> Any:
+    if ctx.opset >= 10 and (any(ctx.known(i) is None for i in (1, 2) if ctx.has(i)) or
+                            any(ctx.const(i) is None for i in (3, 4) if ctx.has(i))):
+        return rt.slice_(ctx)
     axes, starts, ends, steps = _slice_params(ctx, ctx.ndim(0))
     if not all(isinstance(v, int) for v in starts + ends):
         raise ctx.unsupported("starts/ends with symbolic values are not supported")
@@ -357,6 +376,10 @@ def _scatter_nd(ctx: Any) -> Any:
 
 @converter("CenterCropPad")
 def _center_crop_pad(ctx: Any) -> Any:
+    if ctx.const(1) is None:
+        ndim = ctx.ndim(0)
+        axes = ctx.attr("axes", None) or list(range(ndim))
+        return rt.center_crop_pad(ctx, [_norm(a, ndim, ctx) for a in axes])
     shape = ctx.static_shape(0)
     target = ctx.int_list(1, "shape")
     if shape is None:
@@ -394,6 +417,8 @@ def _pad(ctx: Any) -> Any:
         pads = ctx.attr("pads")
         value = ctx.attr("value", 0.0)
         axes = list(range(ndim))
+    elif ctx.const(1) is None or (ctx.has(2) and ctx.const(2) is None):
+        return rt.pad(ctx)
     else:
         pads = ctx.int_list(1, "pads")
         cv = ctx.const(2)
@@ -453,7 +478,7 @@ def _pad(ctx: Any) -> Any:
 def _one_hot(ctx: Any) -> Any:
     depth_v = ctx.const(1)
     if depth_v is None:
-        raise ctx.unsupported("depth must be a constant")
+        return rt.one_hot(ctx)
     depth = int(np.asarray(depth_v).reshape(-1)[0])
     values = ctx.input(2)
     ndim = ctx.ndim(0)
@@ -478,7 +503,7 @@ def _trilu(ctx: Any) -> Any:
     if ctx.has(1):
         kv = ctx.const(1)
         if kv is None:
-            raise ctx.unsupported("k must be a constant")
+            return rt.trilu(ctx)
         k = int(np.asarray(kv).reshape(-1)[0])
     return R.triu(ctx.input(0), k) if ctx.attr("upper", 1) else R.tril(ctx.input(0), k)
 
@@ -541,6 +566,8 @@ def _dropout(ctx: Any) -> Any:
 def _topk(ctx: Any) -> Any:
     if ctx.opset < 10:
         k = ctx.attr("k")
+    elif ctx.const(1) is None:
+        return rt.topk(ctx, ctx.attr("axis", -1), bool(ctx.attr("largest", 1)))
     else:
         k = ctx.int_list(1, "K")[0]
     axis = ctx.attr("axis", -1)
