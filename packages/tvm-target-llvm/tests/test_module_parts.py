@@ -4,6 +4,7 @@ errors and export like a module of one part."""
 
 from __future__ import annotations
 
+import importlib
 import os
 
 import numpy as np
@@ -13,9 +14,11 @@ from tvm.script import ir as I
 from tvm.script import tir as T
 
 import tvm.runtime
-import tvm.target.llvm.build as llvm_build
 from tvm.target.llvm import object_code
 from tvm.target.llvm.llvm_target import LLVMTargetOptions, machine_spec
+
+# the module: the package's lazy ``build`` attribute is the function of the same name
+llvm_build = importlib.import_module("tvm.target.llvm.build")
 
 
 @I.ir_module
