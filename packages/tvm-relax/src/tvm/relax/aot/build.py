@@ -1,0 +1,81 @@
+"""``relax.build(..., exec_mode="aot")``: the VM compiler's passes, then a static plan.
+
+The graph passes, schedules and weight prepacking are those of the bytecode build; the
+lowering differs in one pass (:class:`~tvm.relax.aot.workspace.LiftKernelWorkspace`, so that
+kernels take their large scratch buffers from the plan) and the bytecode of ``main`` is
+translated into a :class:`~tvm.relax.aot.plan.Plan` instead of being run by the VM.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tvm.ir.module import IRModule
+from tvm.ir.target import Target
+from tvm.ir.transform import Pass, Sequential
+from tvm.tir import expr as tir
+
+from ..expr import Function
+from ..struct_info import TensorStructInfo
+from .package import AOTPackage
+from .plan import AOTError, make_plan
+from .workspace import LiftKernelWorkspace
+
+__all__ = ["build_aot", "aot_lowering_pipeline"]
+
+
+def aot_lowering_pipeline() -> Sequential:
+    """The VM lowering passes with LiftKernelWorkspace before the memory planning."""
+    from .. import transform as T
+
+    return Sequential(
+        [T.ToNonDataflow(), T.RemovePurityChecking(), T.CallTIRRewrite(),
+         LiftKernelWorkspace(), T.StaticPlanBlockMemory(), T.VMBuiltinLower(),
+         T.VMShapeLower()],
+        name="relax.aot_lowering_pipeline",
+    )
+
+
+def _static_params(func: Function) -> list[tuple[str, str, tuple[int, ...]]]:
+    """(name, dtype, shape) of each parameter of ``main``; AOTError for any other kind."""
+    out = []
+    for p in func.params:
+        sinfo = p.struct_info
+        where = f"AOT (@main): parameter {p.name_hint}"
+        if not isinstance(sinfo, TensorStructInfo):
+            raise AOTError(f"{where} is a {type(sinfo).__name__}; AOT takes tensor "
+                           "parameters only")
+        dims = sinfo.shape_values
+        if dims is None or any(not isinstance(d, tir.IntImm) for d in dims) or \
+                sinfo.is_unknown_dtype:
+            shown = "?" if dims is None else ", ".join(str(d) for d in dims)
+            raise AOTError(f"{where} has shape ({shown}) and dtype {sinfo.dtype}; AOT needs "
+                           "static shapes and a known dtype (bind symbolic dimensions first)")
+        out.append((p.name_hint, sinfo.dtype, tuple(int(d.value) for d in dims)))
+    return out
+
+
+def build_aot(mod: IRModule, tgt: Target, graph: Pass | None) -> AOTPackage:
+    """The AOT package of ``mod["main"]`` for ``tgt`` (``relax.build`` checked the rest)."""
+    from ..vm.build import schedule_and_prepack
+    from ..vm.codegen import codegen
+
+    main = mod["main"] if "main" in mod else None
+    if not isinstance(main, Function):
+        raise AOTError("AOT compiles the Relax function 'main'; the module has none")
+    params = _static_params(main)
+    with tgt:
+        if graph is not None:
+            mod = graph(mod)
+        mod = schedule_and_prepack(mod, tgt)
+        mod = aot_lowering_pipeline()(mod)
+    result = codegen(mod, str(tgt))
+    fn = next(f for f in result.program["functions"] if f["name"] == "main")
+    kernels = set(result.program["kernels"]) if "kernels" in result.program else set()
+    plan = make_plan(fn, params, result.constants, kernels, "model")
+    kernel_lib: Any = None
+    if plan.calls:
+        from tvm.tir.build import build as tir_build
+
+        kernel_lib = tir_build(result.kernels, tgt)
+    return AOTPackage(plan, kernel_lib, str(tgt), mod)
