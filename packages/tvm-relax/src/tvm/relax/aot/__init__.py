@@ -7,10 +7,8 @@ memory plan, so a run allocates no heap memory) and error codes with ``<name>_la
 See ``docs/tutorials/deploy_aot.md``.
 """
 
-from .build import build_aot, aot_lowering_pipeline
+from .build import build_aot
 from .package import AOTPackage
 from .plan import AOTError, Plan
-from .workspace import LiftKernelWorkspace
 
-__all__ = ["build_aot", "aot_lowering_pipeline", "AOTPackage", "AOTError", "Plan",
-           "LiftKernelWorkspace"]
+__all__ = ["build_aot", "AOTPackage", "AOTError", "Plan"]

@@ -71,8 +71,9 @@ def emit_header(plan: Plan) -> str:
         " *",
         f" * Link lib{n}.a (with -lm, and -lgomp for kernels built with -threading=omp) or",
         f" * lib{n}.so.  A run allocates no heap memory: intermediate tensors live in one",
-        f" * workspace of {up}_WORKSPACE_SIZE bytes, static in the library for {n}_run (so",
-        f" * {n}_run is not reentrant) or given by the caller to {n}_run_with_workspace.",
+        f" * workspace of {up}_WORKSPACE_SIZE bytes (the kernels' scratch buffers included),",
+        f" * static in the library for {n}_run or given by the caller to",
+        f" * {n}_run_with_workspace.  Runs are not reentrant.",
         " * Inputs are read, never written; outputs are written in full.",
         " */",
         f"#ifndef {up}_H_",
@@ -110,7 +111,8 @@ def emit_header(plan: Plan) -> str:
         f"/* Run the model: {up}_OK, or an error code with the message in {n}_last_error(). */",
         f"int {n}_run(const {n}_inputs* inputs, {n}_outputs* outputs);",
         f"/* The same with a caller's workspace of {up}_WORKSPACE_SIZE bytes, aligned to",
-        f"   {up}_WORKSPACE_ALIGN; runs with distinct workspaces may overlap in time. */",
+        f"   {up}_WORKSPACE_ALIGN.  Runs must not overlap in time (the kernels' slots and",
+        "   allocator are the library's). */",
         f"int {n}_run_with_workspace(const {n}_inputs* inputs, {n}_outputs* outputs,",
         "    void* workspace);",
         "/* The message of the calling thread's last failed run (\"\" if none). */",
@@ -142,6 +144,8 @@ typedef int32_t (*tvm_lambda)(int32_t, int32_t, void*);
 extern void (*__TVMAPISetLastError)(const char*) __attribute__((weak));
 extern int32_t (*__TVMBackendParallelLaunch)(tvm_lambda, void*, int32_t) __attribute__((weak));
 extern const int32_t* __TVMBackendNumThreads __attribute__((weak));
+/* libgomp, when the kernels use it (-threading=omp) */
+extern int omp_get_max_threads(void) __attribute__((weak));
 """
 
 
@@ -158,6 +162,9 @@ def emit_source(plan: Plan) -> str:
         _PRELUDE,
         f'extern const uint8_t {weights}[] __attribute__((visibility("hidden")));',
         "",
+        f"#define {up}_ARENA_OFFSET {plan.arena_offset}",
+        f"#define {up}_ARENA_SIZE {plan.arena_size}ULL",
+        "",
     ]
     nargs = max([len(c.args) for c in plan.calls] + [1])
     symbols = sorted({c.symbol for c in plan.calls})
@@ -169,7 +176,8 @@ def emit_source(plan: Plan) -> str:
     out += [
         "",
         f"static _Thread_local char last_error[{MESSAGE_BYTES}];",
-        "static int32_t num_threads;",
+        "static int32_t num_threads;      /* set by the caller; 0: OpenMP's default */",
+        "static int32_t launch_threads;   /* what the kernels read */",
         "",
         "static void set_last_error(const char* msg) {",
         f"  strncpy(last_error, msg, {MESSAGE_BYTES} - 1);",
@@ -184,6 +192,20 @@ def emit_source(plan: Plan) -> str:
         "  }",
         "  return 0;",
         "}",
+        "",
+        "/* the kernels' aligned_alloc/free (renamed in their object): a bump allocator over",
+        "   the arena at the end of the workspace, reset before each kernel call */",
+        "static uint8_t* arena_base;",
+        "static uint64_t arena_used;",
+        "",
+        f'__attribute__((visibility("hidden"))) void* {n}_aot_alloc(uint64_t align, '
+        "uint64_t size) {",
+        "  (void)align;  /* sizes are multiples of 64, the arena is 64-byte aligned */",
+        "  uint64_t at = __atomic_fetch_add(&arena_used, size, __ATOMIC_RELAXED);",
+        f"  return at + size <= {up}_ARENA_SIZE ? arena_base + at : (void*)0;",
+        "}",
+        "",
+        f'__attribute__((visibility("hidden"))) void {n}_aot_free(void* p) {{ (void)p; }}',
         "",
         f"const char* {n}_last_error(void) {{ return last_error; }}",
         "",
@@ -232,7 +254,14 @@ def emit_source(plan: Plan) -> str:
     out += [
         "  if (&__TVMAPISetLastError) __TVMAPISetLastError = set_last_error;",
         "  if (&__TVMBackendParallelLaunch) __TVMBackendParallelLaunch = serial_launch;",
-        "  if (&__TVMBackendNumThreads) __TVMBackendNumThreads = num_threads ? &num_threads : 0;",
+        # the count is given to the kernels (never NULL): with 1 they run their parallel
+        # loops on this thread, without an OpenMP team (libgomp allocates a 1-thread team
+        # at every launch)
+        "  if (&__TVMBackendNumThreads) {",
+        "    launch_threads = num_threads ? num_threads",
+        "                   : (omp_get_max_threads ? omp_get_max_threads() : 1);",
+        "    __TVMBackendNumThreads = &launch_threads;",
+        "  }",
     ]
     for ref in plan.tensors:
         kind, at = ref.base
@@ -245,8 +274,11 @@ def emit_source(plan: Plan) -> str:
         code, bits, lanes = parse_dtype(ref.dtype)
         out.append(f"  t[{ref.index}] = (DLTensor){{{data}, {{1, 0}}, {len(ref.shape)}, "
                    f"{{{code}, {bits}, {lanes}}}, shape{ref.index}, 0, 0}};")
+    out.append(f"  arena_base = ws + {up}_ARENA_OFFSET;" if plan.arena_size else "")
     for call in plan.calls:
         out.append(f"  /* {call.text} */")
+        if call.arena:
+            out.append(f"  arena_used = 0;  /* the kernel allocates {call.arena} bytes */")
         for j, a in enumerate(call.args):
             if isinstance(a, TensorRef):
                 out.append(f"  v[{j}].v_handle = &t[{a.index}]; tc[{j}] = 7;")

@@ -15,7 +15,6 @@ import re
 import shutil
 import subprocess
 import tempfile
-import warnings
 from pathlib import Path
 from typing import Any, Optional, Union
 
@@ -84,12 +83,13 @@ class AOTPackage:
             if self.plan.calls:
                 kernels = t / "kernels.o"
                 self.kernel_lib.export_library(str(kernels))
-                if b"aligned_alloc" in kernels.read_bytes():
-                    warnings.warn(f"AOT package {name}: a kernel still allocates heap memory "
-                                  "(a large buffer outside its root block)", stacklevel=2)
+                # the kernels' heap buffers come from the workspace arena (see .arena)
+                _run([_binutil(compiler, "objcopy"),
+                      f"--redefine-sym=aligned_alloc={name}_aot_alloc",
+                      f"--redefine-sym=free={name}_aot_free", str(kernels)], name)
                 objs.insert(0, kernels)
             archive = t / paths["a"].name
-            _run([_archiver(compiler), "rcs", str(archive), *map(str, objs)], name)
+            _run([_binutil(compiler, "ar"), "rcs", str(archive), *map(str, objs)], name)
             shared = t / paths["so"].name
             _run([compiler, "-shared", "-o", str(shared), *map(str, objs), *libs], name)
             for key, src in (("a", archive), ("so", shared), ("h", t / f"{name}.h")):
@@ -118,18 +118,21 @@ class AOTPackage:
                 f"weights={len(self.plan.weights)}>")
 
 
-def _archiver(compiler: str) -> str:
-    """The ``ar`` of a (cross) compiler: ``aarch64-linux-gnu-gcc`` -> ``aarch64-linux-gnu-ar``."""
+def _binutil(compiler: str, tool: str) -> str:
+    """The binutils ``tool`` (``ar``, ``objcopy``) of a (cross) compiler:
+    ``aarch64-linux-gnu-gcc`` -> ``aarch64-linux-gnu-ar``; the plain tool for ``cc``."""
     base = os.path.basename(compiler)
     for suffix in ("gcc", "cc", "clang"):
-        if base.endswith(suffix) and base != suffix:
-            candidate = shutil.which(os.path.join(os.path.dirname(compiler),
-                                                  base[: -len(suffix)] + "ar"))
+        if base.endswith(suffix) and base != suffix and base[: -len(suffix)].endswith("-"):
+            candidate = shutil.which(base[: -len(suffix)] + tool) or shutil.which(
+                os.path.join(os.path.dirname(compiler), base[: -len(suffix)] + tool))
             if candidate:
                 return candidate
-    found = shutil.which("ar")
+            raise AOTError(f"AOT export needs {base[: -len(suffix)]}{tool} (the binutils of "
+                           f"{base}) to write the package")
+    found = shutil.which(tool)
     if found is None:
-        raise AOTError("AOT export needs ar (binutils) to write the static library")
+        raise AOTError(f"AOT export needs {tool} (binutils) to write the package")
     return found
 
 

@@ -58,6 +58,7 @@ class KernelCall:
     symbol: str
     args: list[Union[TensorRef, int, float]]
     text: str  # the instruction, for comments in the generated C
+    arena: int = 0  # bytes the kernel takes from aligned_alloc in a call (see .arena)
 
 
 @dataclass
@@ -67,7 +68,9 @@ class Plan:
     outputs: list[tuple[str, TensorRef]]
     tensors: list[TensorRef] = field(default_factory=list)
     calls: list[KernelCall] = field(default_factory=list)
-    workspace_size: int = 0
+    workspace_size: int = 0  # the storages, then the arena
+    arena_offset: int = 0
+    arena_size: int = 0
     weights: bytes = b""
     weight_offsets: list[int] = field(default_factory=list)
 
