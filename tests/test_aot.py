@@ -245,6 +245,37 @@ def test_null_pointers_are_refused(tmp_path):
     assert out == "-2 take_run: input x is NULL|-2 take_run: inputs or outputs is NULL"
 
 
+def test_two_packages_link_into_one_program(built, tmp_path):
+    """Only the API symbols are global in a package: the kernels, slots and weights of two
+    packages (here two of the same model) do not collide."""
+    folder, _, _, _ = built("walkthrough")
+    pkg = relax.build(Take, "llvm", exec_mode="aot")
+    pkg.export(tmp_path, "take")
+    pkg.export(tmp_path, "take2")  # the same kernels, in a second package
+    src = tmp_path / "both.c"
+    src.write_text(
+        '#include <stdio.h>\n#include "take.h"\n#include "take2.h"\n#include "walkthrough.h"\n'
+        "static float x[WALKTHROUGH_INPUT_X_SIZE], w[WALKTHROUGH_INPUT_W_SIZE], "
+        "b[WALKTHROUGH_INPUT_B_SIZE], o[WALKTHROUGH_OUTPUT_OUTPUT_SIZE];\n"
+        "int main(void) {\n"
+        "  float tx[12], to[6], to2[6]; int64_t idx[2] = {3, 0};\n"
+        "  for (int i = 0; i < 12; ++i) tx[i] = (float)i;\n"
+        "  b[7] = 2.5f;\n"
+        "  take_inputs ti = {tx, idx}; take_outputs tout = {to};\n"
+        "  take2_inputs ti2 = {tx, idx}; take2_outputs tout2 = {to2};\n"
+        "  walkthrough_inputs wi = {x, w, b}; walkthrough_outputs wo = {o};\n"
+        "  int rc = take_run(&ti, &tout) | take2_run(&ti2, &tout2) | walkthrough_run(&wi, &wo);\n"
+        '  printf("%d %g %g %g %g", rc, to[0], to[3], to2[2], o[512 + 7]);\n'
+        "  return rc;\n}\n")
+    prog = tmp_path / "both"
+    subprocess.run(["cc", "-I", str(tmp_path), "-I", str(folder), str(src),
+                    str(tmp_path / "libtake.a"), str(tmp_path / "libtake2.a"),
+                    str(folder / "libwalkthrough.a"), "-lgomp", "-lm", "-o", str(prog)],
+                   check=True)
+    out = subprocess.run([str(prog)], capture_output=True, text=True, check=True).stdout
+    assert out == "0 9 0 11 2.5"
+
+
 def test_symbolic_shapes_are_refused():
     @I.ir_module
     class Dyn:

@@ -21,9 +21,11 @@ from typing import Any, Optional, Union
 from .csource import emit_header, emit_source, emit_weights_asm
 from .plan import AOTError, Plan
 
-__all__ = ["AOTPackage"]
+__all__ = ["AOTPackage", "API"]
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+#: the functions a package exports, as <name>_<api>
+API = ("run", "run_with_workspace", "last_error", "set_num_threads")
 
 
 class AOTPackage:
@@ -88,10 +90,16 @@ class AOTPackage:
                       f"--redefine-sym=aligned_alloc={name}_aot_alloc",
                       f"--redefine-sym=free={name}_aot_free", str(kernels)], name)
                 objs.insert(0, kernels)
+            # one object whose only global symbols are the API's: the kernels, the runtime
+            # slots and the weights become local, so packages link side by side
+            combined = t / f"{name}.o"
+            _run([compiler, "-r", "-nostdlib", "-o", str(combined), *map(str, objs)], name)
+            _run([_binutil(compiler, "objcopy"),
+                  *[f"--keep-global-symbol={name}_{api}" for api in API], str(combined)], name)
             archive = t / paths["a"].name
-            _run([_binutil(compiler, "ar"), "rcs", str(archive), *map(str, objs)], name)
+            _run([_binutil(compiler, "ar"), "rcs", str(archive), str(combined)], name)
             shared = t / paths["so"].name
-            _run([compiler, "-shared", "-o", str(shared), *map(str, objs), *libs], name)
+            _run([compiler, "-shared", "-o", str(shared), str(combined), *libs], name)
             for key, src in (("a", archive), ("so", shared), ("h", t / f"{name}.h")):
                 shutil.copyfile(src, paths[key])
         return paths
