@@ -103,8 +103,10 @@ def emit_header(plan: Plan) -> str:
         lines += _describe(f"{up}_OUTPUT", field, ref)
     lines += ["", "typedef struct {"]
     lines += [f"  const {c_type(ref.dtype)}* {f};" for f, (_, ref) in zip(ins, plan.inputs)]
+    lines += ["  char unused;  /* no inputs */"] if not ins else []
     lines += [f"}} {n}_inputs;", "", "typedef struct {"]
     lines += [f"  {c_type(ref.dtype)}* {f};" for f, (_, ref) in zip(outs, plan.outputs)]
+    lines += ["  char unused;  /* no outputs */"] if not outs else []
     lines += [
         f"}} {n}_outputs;",
         "",
