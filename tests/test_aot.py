@@ -31,6 +31,7 @@ from tvm import relax  # noqa: E402
 from tvm.relax.aot import AOTError, AOTPackage  # noqa: E402
 from tvm.script import ir as I  # noqa: E402
 from tvm.script import relax as R  # noqa: E402
+from tvm.script import tir as T  # noqa: E402
 
 import tvm.runtime  # noqa: E402
 
@@ -213,6 +214,49 @@ class Take:
             y = R.take(x, idx, axis=0)
             R.output(y)
         return y
+
+
+# a kernel whose parallel tasks each take a 32 KiB buffer from aligned_alloc
+@I.ir_module
+class ParScratch:
+    @T.prim_func
+    def scratch(A: T.Buffer((8, 8192), "float32"), B: T.Buffer((8, 8192), "float32")):
+        T.func_attr({"tir.is_scheduled": True, "tir.noalias": True})
+        for i in T.parallel(8):
+            with T.block("outer"):
+                vi = T.axis.spatial(8, i)
+                T.reads(A[vi, 0:8192])
+                T.writes(B[vi, 0:8192])
+                tmp = T.alloc_buffer((8192,), "float32")
+                for j in range(8192):
+                    with T.block("t"):
+                        vj = T.axis.spatial(8192, j)
+                        tmp[vj] = A[vi, vj] * T.float32(2.0)
+                for j in range(8192):
+                    with T.block("b"):
+                        vj = T.axis.spatial(8192, j)
+                        B[vi, vj] = tmp[8191 - vj] + T.float32(1.0)
+
+    @R.function
+    def main(x: R.Tensor((8, 8192), "float32")) -> R.Tensor((8, 8192), "float32"):
+        cls = ParScratch
+        y = R.call_tir(cls.scratch, (x,), out_sinfo=R.Tensor((8, 8192), "float32"))
+        return y
+
+
+def test_parallel_tasks_take_their_buffers_from_the_arena(tmp_path):
+    pkg = relax.build(ParScratch, "llvm", exec_mode="aot")
+    (call,) = pkg.plan.calls
+    assert call.arena == 8 * (8192 * 4 + 64)  # one per task, as the code generator pads
+    assert pkg.plan.arena_size == call.arena
+    pkg.export(tmp_path, "par")
+    prog = compile_driver(tmp_path, "par", pkg)
+    x = np.random.default_rng(0).standard_normal((8, 8192), dtype="float32")
+    for threads in ("1", "4"):
+        proc, got = run_driver(prog, [x], pkg, runs=3,
+                               env={**os.environ, "OMP_NUM_THREADS": threads})
+        assert proc.returncode == 0, proc.stderr
+        np.testing.assert_array_equal(got[0], x[:, ::-1] * 2 + 1)
 
 
 def test_kernel_check_failure_is_a_return_code_with_the_message(tmp_path):
