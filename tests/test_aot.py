@@ -216,6 +216,33 @@ class Take:
         return y
 
 
+@I.ir_module
+class Outputs:
+    @R.function
+    def main(x: R.Tensor((2, 3), "float32")):
+        with R.dataflow():
+            y = R.add(x, R.const(1.0, "float32"))
+            z = R.reshape(y, (3, 2))
+            R.output(y, z)
+        return (y, z, x)
+
+
+def test_tuple_outputs_views_and_inputs_as_outputs(tmp_path):
+    pkg = relax.build(Outputs, "llvm", exec_mode="aot")
+    header = pkg.header("outs")
+    assert "float* output0;" in header and "float* output2;" in header
+    assert "#define OUTS_OUTPUT_OUTPUT1_SHAPE {3, 2}" in header
+    pkg.export(tmp_path, "outs")
+    prog = compile_driver(tmp_path, "outs", pkg)
+    x = np.arange(6, dtype="float32").reshape(2, 3)
+    proc, got = run_driver(prog, [x], pkg)
+    assert proc.returncode == 0, proc.stderr
+    expected = _vm_outputs(relax.build(Outputs, "llvm"), [x])
+    assert [g.shape for g in got] == [(2, 3), (3, 2), (2, 3)]
+    for g, e in zip(got, expected):
+        np.testing.assert_array_equal(g, e)
+
+
 # a kernel whose parallel tasks each take a 32 KiB buffer from aligned_alloc
 @I.ir_module
 class ParScratch:

@@ -106,9 +106,9 @@ class AOTPackage:
 
     def _link_info(self, cc: Optional[str]) -> dict[str, Any]:
         if not self.plan.calls:
-            from shutil import which
+            from tvm.ffi import knobs
 
-            found = cc or os.environ.get("CC") or which("cc") or which("gcc")
+            found = cc or knobs.CC.get() or shutil.which("cc") or shutil.which("gcc")
             if not found:
                 raise AOTError("AOT export needs a C compiler (cc, gcc or $CC)")
             return {"cc": found, "libs": ["-lm"]}

@@ -120,7 +120,7 @@ class _Planner:
     def const(self, i: int) -> TensorRef:
         ref = self.const_refs.get(i)
         if ref is None:
-            arr = np.ascontiguousarray(self.constants[i])
+            arr = np.asarray(self.constants[i], order="C")  # (ascontiguousarray makes 0-d 1-d)
             offset = _align(len(self.plan.weights))
             raw = arr.tobytes()
             self.plan.weights += b"\0" * (offset - len(self.plan.weights)) + raw
