@@ -243,6 +243,29 @@ def test_tuple_outputs_views_and_inputs_as_outputs(tmp_path):
         np.testing.assert_array_equal(g, e)
 
 
+@I.ir_module
+class BuiltinView:
+    @R.function
+    def main(x: R.Tensor((2, 3), "float32")) -> R.Tensor((6,), "float32"):
+        y = R.add(x, x)
+        z = R.call_pure_packed("vm.builtin.reshape", y, R.shape([6]),
+                               sinfo_args=R.Tensor((6,), "float32"))
+        w = R.add(z, z)
+        return w
+
+
+def test_a_reshape_builtin_is_a_view_of_the_same_memory(tmp_path):
+    pkg = relax.build(BuiltinView, "llvm", exec_mode="aot")
+    first, second = pkg.plan.calls
+    assert first.args[-1].base == second.args[0].base and second.args[0].shape == (6,)
+    pkg.export(tmp_path, "view")
+    prog = compile_driver(tmp_path, "view", pkg)
+    x = np.arange(6, dtype="float32").reshape(2, 3)
+    proc, got = run_driver(prog, [x], pkg)
+    assert proc.returncode == 0, proc.stderr
+    np.testing.assert_array_equal(got[0], 4 * x.reshape(6))
+
+
 # a kernel whose parallel tasks each take a 32 KiB buffer from aligned_alloc
 @I.ir_module
 class ParScratch:
