@@ -410,6 +410,11 @@ def test_control_flow_and_packed_functions_are_refused():
         relax.build(Packed, "llvm", exec_mode="aot")
 
 
+def test_targets_without_object_code_are_refused():
+    with pytest.raises(AOTError, match="target 'c' .*build for an llvm target"):
+        relax.build(Take, "c", exec_mode="aot")
+
+
 def test_package_name_must_be_a_c_identifier(tmp_path):
     pkg = relax.build(Take, "llvm", exec_mode="aot")
     with pytest.raises(ValueError, match="must be a C identifier"):

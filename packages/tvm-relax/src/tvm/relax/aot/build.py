@@ -77,4 +77,9 @@ def build_aot(mod: IRModule, tgt: Target, graph: Pass | None) -> AOTPackage:
         plan.arena_size = -(-max(arena.values()) // ALIGN) * ALIGN
         plan.workspace_size += plan.arena_size
         kernel_lib = tir_build(kernels_mod, tgt)
+        if getattr(kernel_lib, "link_info", None) is None:
+            raise AOTError(
+                f"AOT needs kernels as object code with the C ABI; the kernel module of "
+                f"target {str(tgt)!r} ({type(kernel_lib).__name__}) has none (build for an "
+                "llvm target, e.g. 'llvm' or 'llvm -mtriple=aarch64-linux-gnu')")
     return AOTPackage(plan, kernel_lib, str(tgt), mod)
