@@ -92,6 +92,10 @@ def c_identifier(name: str, taken: set[str]) -> str:
     return out
 
 
+class _Shape(tuple):
+    """A shape value (a ``["shape", ...]`` operand, ``shape_of``), not a Relax tuple."""
+
+
 _VIEW_BUILTINS = {"vm.builtin.reshape"}
 _ALIAS_BUILTINS = {"vm.builtin.copy"}
 
@@ -105,6 +109,8 @@ class _Planner:
         self.regs: dict[int, Any] = {}
         self.plan = Plan(name, [], [])
         self.const_refs: dict[int, TensorRef] = {}
+        self.weight_chunks: list[bytes] = []
+        self.weight_bytes = 0
         self.pc = 0
 
     def err(self, what: str) -> AOTError:
@@ -121,9 +127,10 @@ class _Planner:
         ref = self.const_refs.get(i)
         if ref is None:
             arr = np.asarray(self.constants[i], order="C")  # (ascontiguousarray makes 0-d 1-d)
-            offset = _align(len(self.plan.weights))
+            offset = _align(self.weight_bytes)
             raw = arr.tobytes()
-            self.plan.weights += b"\0" * (offset - len(self.plan.weights)) + raw
+            self.weight_chunks += [b"\0" * (offset - self.weight_bytes), raw]
+            self.weight_bytes = offset + len(raw)
             self.plan.weight_offsets.append(offset)
             dtype = str(arr.dtype) if arr.dtype != np.bool_ else "bool"
             ref = self.tensor(dtype, arr.shape, ("const", offset))
@@ -148,7 +155,7 @@ class _Planner:
         if kind == "expr":
             return self.static(value, "an expression")
         if kind == "shape":
-            return tuple(int(self.static(d, "a shape")) for d in value)
+            return _Shape(int(self.static(d, "a shape")) for d in value)
         if kind in ("str", "dtype"):
             return ("str", value)
         raise self.err(f"a {kind} operand has no value in an AOT program")
@@ -192,6 +199,7 @@ class _Planner:
             else:
                 raise self.err(f"the {op} instruction is not supported by AOT")
         self.plan.workspace_size = _align(offset)
+        self.plan.weights = b"".join(self.weight_chunks)
         return self.plan
 
     def check(self, ins: dict) -> None:
@@ -221,7 +229,8 @@ class _Planner:
             result: Any = tuple(args)
         elif func == "vm.builtin.tuple_getitem":
             tup, index = args
-            if not isinstance(tup, tuple) or not -len(tup) <= index < len(tup):
+            if not isinstance(tup, tuple) or isinstance(tup, _Shape) or not (
+                    -len(tup) <= index < len(tup)):
                 raise self.err("tuple_getitem of a value that is not a tuple or out of range")
             result = tup[index]
         elif func == "vm.builtin.null_value":
@@ -231,7 +240,7 @@ class _Planner:
         elif func == "vm.builtin.shape_of":
             if not isinstance(args[0], TensorRef):
                 raise self.err("shape_of of a value that is not a tensor")
-            result = args[0].shape
+            result = _Shape(args[0].shape)
         elif func in _VIEW_BUILTINS:
             src, shape = args
             if not isinstance(src, TensorRef):
@@ -250,7 +259,8 @@ class _Planner:
             self.regs[dst] = result
 
     def ret(self, value: Any) -> None:
-        values = list(value) if isinstance(value, tuple) else [value]
+        values = list(value) if isinstance(value, tuple) and not isinstance(
+            value, _Shape) else [value]
         for i, v in enumerate(values):
             if not isinstance(v, TensorRef):
                 raise self.err(f"output {i} is a {type(v).__name__}, not a tensor; AOT "
