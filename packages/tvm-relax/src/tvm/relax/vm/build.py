@@ -27,7 +27,7 @@ The steps, each an IRModule -> IRModule pass (print the module between them with
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Union
 
 import numpy as np
 from tvm.ir.module import IRModule
@@ -37,6 +37,9 @@ from tvm.runtime.vm import Executable
 
 from ..expr import Constant, Function
 from .codegen import codegen
+
+if TYPE_CHECKING:
+    from ..aot import AOTPackage
 
 __all__ = ["build", "default_pipeline", "vm_lowering_pipeline", "bind_params",
            "schedule_and_prepack"]
@@ -156,8 +159,11 @@ def build(
     *,
     pipeline: Union[str, Pass, None] = "default",
     offload: Sequence[Any] = (),
-) -> Executable:
-    """Compile ``mod`` for ``target`` into a VM executable (see the module docstring).
+) -> Union[Executable, "AOTPackage"]:
+    """Compile ``mod`` for ``target`` into a VM executable (see the module docstring), or
+    with ``exec_mode="aot"`` into a :class:`tvm.relax.aot.AOTPackage` (a C package of a
+    static-shape ``main``: ``export(folder, name)`` writes ``lib<name>.a``/``.so`` and
+    ``<name>.h``; see ``docs/tutorials/deploy_aot.md``).
 
     ``target`` defaults to the current one (``with Target(...)``), else the host target of
     the plugin registry (:func:`tvm.ir.target.host_target`: the installed kind that
@@ -169,10 +175,10 @@ def build(
     The executable's ``offload_report`` says what went where and why other ops stayed (also
     logged at INFO level to logger ``tvm.relax.backend``).
     """
-    if exec_mode != "bytecode":
+    if exec_mode not in ("bytecode", "aot"):
         raise ValueError(
-            f"relax.build: exec_mode {exec_mode!r} is not supported; the VM runs bytecode "
-            "(exec_mode='bytecode')"
+            f"relax.build: exec_mode {exec_mode!r} is not supported; 'bytecode' (the VM) or "
+            "'aot' (a C package of a static-shape program, tvm.relax.aot)"
         )
     if isinstance(mod, Function):
         mod = IRModule({"main": mod})
@@ -189,6 +195,15 @@ def build(
         graph = pipeline
     else:
         raise TypeError(f"relax.build: pipeline must be 'default', a Pass or None, got {pipeline!r}")
+    if exec_mode == "aot":
+        from ..aot import AOTError, build_aot
+
+        if external_mods:
+            raise AOTError("relax.build(exec_mode='aot'): the program calls external "
+                           f"backends ({', '.join(sorted(report.backends()))}), which an AOT "
+                           "package cannot link yet; build without offload")
+
+        return build_aot(mod, tgt, graph)
     with tgt:
         if graph is not None:
             mod = graph(mod)

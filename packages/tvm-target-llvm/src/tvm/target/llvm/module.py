@@ -294,6 +294,17 @@ class LLVMModule(NativeModule):
                                              machine_spec(self.options), self.name, pic=True,
                                              optimize=False, jobs=compile_jobs())]
 
+    def link_info(self, cc: str | None = None) -> dict[str, Any]:
+        """How C code linking this module's object (``export_library("x.o")``) is built:
+        ``{"cc": the C compiler for the module's triple (cross compiler included),
+        "libs": the libraries the kernels need, e.g. ["-lgomp", "-lm"], "triple"}``.
+        The AOT package of ``relax.build(..., exec_mode="aot")`` uses it."""
+        libs = ["-lgomp"] if self.options.threading == "omp" else []
+        if "darwin" not in self.options.triple:
+            libs.append("-lm")
+        return {"cc": find_c_compiler(cc, self.options.triple), "libs": libs,
+                "triple": self.options.triple}
+
     def export_library(self, path: str | os.PathLike[str], cc: str | None = None,
                        options: tuple[str, ...] = (), **kwargs: Any) -> None:
         """Write the module as a shared library (``.so``/``.dylib``), object (``.o``) or IR
