@@ -425,3 +425,23 @@ def test_package_name_must_be_a_c_identifier(tmp_path):
 def test_unknown_exec_mode_is_refused():
     with pytest.raises(ValueError, match="exec_mode 'graph' is not supported"):
         relax.build(Take, "llvm", exec_mode="graph")
+
+
+def test_a_program_with_offloaded_ops_is_refused():
+    pytest.importorskip("tvm.contrib.cblas")
+    from tvm.contrib.cblas.library import find_cblas
+
+    if find_cblas()[0] is None:
+        pytest.skip(find_cblas()[1])
+
+    @I.ir_module
+    class MatMul:
+        @R.function
+        def main(x: R.Tensor((4, 8), "float32"), w: R.Tensor((8, 3), "float32")):
+            with R.dataflow():
+                y = R.matmul(x, w)
+                R.output(y)
+            return y
+
+    with pytest.raises(AOTError, match=r"calls external backends \(cblas\)"):
+        relax.build(MatMul, "llvm", exec_mode="aot", offload=["cblas"])

@@ -199,9 +199,10 @@ def build(
         from ..aot import AOTError, build_aot
 
         if external_mods:
-            raise AOTError("relax.build(exec_mode='aot'): the program calls external "
-                           f"backends ({', '.join(sorted(report.backends()))}), which an AOT "
-                           "package cannot link yet; build without offload")
+            backends = ", ".join(sorted({p.backend for p in report.partitions}))
+            raise AOTError(f"relax.build(exec_mode='aot'): the program calls external "
+                           f"backends ({backends}), which an AOT package cannot link yet; "
+                           "build without offload")
 
         return build_aot(mod, tgt, graph)
     with tgt:
