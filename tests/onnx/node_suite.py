@@ -143,20 +143,25 @@ def collect_cases() -> list[Case]:
     return cases
 
 
-def _cases_from_data_dirs() -> list[Case]:  # pragma: no cover - older onnx layout
+def _cases_from_data_dirs(folder: str = "node", prefix: str = "") -> list[Case]:
+    """The cases of one test-data folder of the installed onnx package (``node`` in older
+    releases; ``pytorch-converted``, ``pytorch-operator``, ``simple`` in every release):
+    ``<case>/model.onnx`` and its first ``test_data_set_0``; names get ``prefix``."""
     import onnx
     from onnx import numpy_helper
 
-    base = Path(onnx.__file__).parent / "backend" / "test" / "data" / "node"
+    base = Path(onnx.__file__).parent / "backend" / "test" / "data" / folder
     out = []
     by_name: dict[str, str] = {}
-    for d in sorted(base.iterdir()):
-        model = onnx.load(str(d / "model.onnx"))
+    for d in sorted(base.iterdir()) if base.is_dir() else ():
         ds = d / "test_data_set_0"
+        if not (d / "model.onnx").is_file() or not ds.is_dir():
+            continue
+        model = onnx.load(str(d / "model.onnx"))
 
-        def read(prefix: str, ds: Path = ds) -> list[np.ndarray]:
+        def read(kind: str, ds: Path = ds) -> list[np.ndarray]:
             arrays = []
-            for f in sorted(glob.glob(str(ds / f"{prefix}_*.pb")),
+            for f in sorted(glob.glob(str(ds / f"{kind}_*.pb")),
                             key=lambda p: int(p.rsplit("_", 1)[1].split(".")[0])):
                 t = onnx.TensorProto()
                 t.ParseFromString(Path(f).read_bytes())
@@ -168,8 +173,36 @@ def _cases_from_data_dirs() -> list[Case]:  # pragma: no cover - older onnx layo
             op = by_name.get(d.name.split("_expanded")[0], op)
         else:
             by_name[d.name] = op
-        out.append(Case(d.name, op, model, read("input"), read("output")))
+        out.append(Case(prefix + d.name, op, model, read("input"), read("output")))
     return out
+
+
+#: the test-data folders onnx ships besides the node suite (models converted from PyTorch
+#: modules and operators, and small hand-made models)
+DATA_FOLDERS = ("pytorch-converted", "pytorch-operator", "simple")
+
+
+def collect_data_cases() -> list[Case]:
+    """Every case of :data:`DATA_FOLDERS`, named ``<folder>/<case>``."""
+    cases = [c for folder in DATA_FOLDERS for c in _cases_from_data_dirs(folder, folder + "/")]
+    cases.sort(key=lambda c: c.name)
+    return cases
+
+
+def onnxruntime_result(case: Case) -> Optional[str]:
+    """None when onnxruntime runs ``case`` and matches its expected outputs, else why not
+    (the data folders hold cases that no runtime is required to pass)."""
+    try:
+        import onnxruntime as ort
+
+        sess = ort.InferenceSession(case.model.SerializeToString(),
+                                    providers=["CPUExecutionProvider"])
+        names = [i.name for i in sess.get_inputs()]
+        feeds = dict(zip(names, case.inputs))
+        got = sess.run(None, feeds)
+    except Exception as err:  # noqa: BLE001 - any failure of the reference is a reason
+        return f"onnxruntime: {_first_line(err)}"
+    return compare(case.name, got, case.outputs)
 
 
 def out_of_scope_reason(case: Case) -> Optional[str]:
@@ -528,6 +561,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-k", default="", help="only cases whose name contains this")
     parser.add_argument("--op", default="", help="only cases of this op type")
+    parser.add_argument("--suite", choices=("node", "data"), default="node",
+                        help="the node suite, or onnx's other test-data folders "
+                             f"({', '.join(DATA_FOLDERS)})")
     parser.add_argument("--jobs", type=int, default=max(1, min(2, os.cpu_count() or 1)))
     parser.add_argument("--timeout", type=float, default=180.0, help="seconds per case")
     parser.add_argument("--out", default=str(RESULTS))
@@ -536,7 +572,8 @@ def main(argv: Optional[list[str]] = None) -> int:
                         help="record this run's failures and unsupported cases in "
                              "known_failures.json (strict expected failures for pytest)")
     args = parser.parse_args(argv)
-    cases = {c.name: c for c in collect_cases()}
+    cases = {c.name: c for c in (collect_cases() if args.suite == "node"
+                                 else collect_data_cases())}
     names = [n for n, c in cases.items() if args.k in n and (not args.op or c.op_type == args.op)]
     t0 = time.time()
     results = run_suite(names, cases, args.jobs, args.timeout, args.verbose)

@@ -263,3 +263,19 @@ def test_resize_by_scales_given_at_run_time(mode, coord, extra):
     static = _compiled(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)]))
     np.testing.assert_allclose(main(x, scales).numpy(), static(x).numpy(), rtol=1e-4,
                                atol=1e-5)
+
+
+def test_split_to_sequence_with_sizes_given_at_run_time():
+    model = _model("SplitToSequence", [("x", X234), ("split", np.array([1, 3], I64))],
+                   {"axis": 2}, 13)
+    main = _compiled(model)
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    for split in ([1, 3], [4, 0], [2, 2]):
+        args = [X234, np.array(split, I64)]
+        got = _outputs(main(*args))
+        (want,) = sess.run(None, {"x": args[0], "split": args[1]})
+        assert [g.shape for g in got] == [w.shape for w in want]
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)
+    with pytest.raises(ValueError, match="SplitToSequence"):
+        main(X234, np.array([3, 3], I64))

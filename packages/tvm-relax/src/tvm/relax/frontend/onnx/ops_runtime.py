@@ -273,13 +273,15 @@ def topk(ctx: Any, axis: int, largest: bool) -> list[Any]:
 
 
 # -- Split / windows / AffineGrid --------------------------------------------------------------
-def split(ctx: Any, axis: int) -> list[Any]:
-    """Split with sizes given at run time (non-negative, summing to the axis length); piece
-    ``j`` gathers its own index range."""
+def split(ctx: Any, axis: int, pieces: Any = None) -> list[Any]:
+    """Split with sizes given at run time (non-negative, summing to the axis length) into
+    ``pieces`` (default: the node's outputs; SplitToSequence: the length of ``split``);
+    piece ``j`` gathers its own index range."""
     dim = ctx.shape(0)[axis]
     sizes, n = rs.int_vector(ctx, 1, "split")
-    if n != ctx.num_outputs:
-        raise ctx.error(f"split has {n} entries for {ctx.num_outputs} outputs")
+    pieces = ctx.num_outputs if pieces is None else pieces
+    if n != pieces:
+        raise ctx.error(f"split has {n} entries for {pieces} outputs")
     total = R.equal(R.sum(sizes, None, False), rs.scalar_dim(ctx, dim))
     counts = rs.to_dims(ctx, sizes, n, "split (negative, or not summing to the axis length)",
                         ctx.emit(total), "size")

@@ -227,8 +227,13 @@ def _split_to_sequence(ctx: Any) -> Any:
     if ctx.has(1):
         value = ctx.const(1)
         if value is None:
-            raise ctx.unsupported("input 1 (split) must be a constant: it decides the "
-                                  "sequence length")
+            length = ctx.static_shape(1)
+            if length is None or len(length) != 1:
+                raise ctx.unsupported("input 1 (split) given at run time must be 1-d with a "
+                                      "static length: its length decides the sequence's")
+            from .ops_runtime import split as runtime_split
+
+            return SeqValue(tuple(runtime_split(ctx, axis, length[0])), ctx.dtype(0))
         split = np.asarray(value)
     if split is not None and split.ndim == 0:
         chunk = int(split)
