@@ -445,3 +445,16 @@ def test_a_program_with_offloaded_ops_is_refused():
 
     with pytest.raises(AOTError, match=r"calls external backends \(cblas\)"):
         relax.build(MatMul, "llvm", exec_mode="aot", offload=["cblas"])
+
+
+@pytest.mark.parametrize("name", ["model", "kernels", "weights", "plan"])
+def test_a_package_may_be_named_like_its_parts(name, tmp_path):
+    mod, inputs = MODELS["walkthrough"]()
+    expected = _vm_outputs(relax.build(mod, "llvm"), inputs)
+    pkg = relax.build(mod, "llvm", exec_mode="aot")
+    pkg.export(tmp_path, name)
+    prog = compile_driver(tmp_path, name, pkg)
+    proc, got = run_driver(prog, inputs, pkg)
+    assert proc.returncode == 0, proc.stderr
+    for g, w in zip(got, expected):
+        np.testing.assert_array_equal(g, w)

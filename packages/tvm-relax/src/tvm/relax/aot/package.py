@@ -76,14 +76,18 @@ class AOTPackage:
             t = Path(tmp)
             (t / f"{name}.h").write_text(emit_header(plan))
             (t / f"{name}.c").write_text(emit_source(plan))
-            (t / "weights.bin").write_bytes(plan.weights)
-            (t / "weights.S").write_text(emit_weights_asm(plan, str(t / "weights.bin")))
-            objs = [t / "model.o", t / "weights.o"]
+            # the parts' names hold a '-', which no package name (a C identifier) has, so
+            # none is the combined <name>.o
+            (t / "weights-part.bin").write_bytes(plan.weights)
+            (t / "weights-part.S").write_text(emit_weights_asm(plan,
+                                                               str(t / "weights-part.bin")))
+            objs = [t / "plan-part.o", t / "weights-part.o"]
             _run([compiler, "-c", "-fPIC", *cflags, "-I", tmp, "-o", str(objs[0]),
                   str(t / f"{name}.c")], name)
-            _run([compiler, "-c", "-fPIC", "-o", str(objs[1]), str(t / "weights.S")], name)
+            _run([compiler, "-c", "-fPIC", "-o", str(objs[1]), str(t / "weights-part.S")],
+                 name)
             if self.plan.calls:
-                kernels = t / "kernels.o"
+                kernels = t / "kernels-part.o"
                 self.kernel_lib.export_library(str(kernels))
                 # the kernels' heap buffers come from the workspace arena (see .arena)
                 _run([_binutil(compiler, "objcopy"),
