@@ -46,19 +46,13 @@ def _static_params(func: Function) -> list[tuple[str, str, tuple[int, ...]]]:
 
 def build_aot(mod: IRModule, tgt: Target, graph: Pass | None) -> AOTPackage:
     """The AOT package of ``mod["main"]`` for ``tgt`` (``relax.build`` checked the rest)."""
-    from ..vm.build import schedule_and_prepack, vm_lowering_pipeline
-    from ..vm.codegen import codegen
+    from ..vm.build import lower_to_bytecode
 
     main = mod["main"] if "main" in mod else None
     if not isinstance(main, Function):
         raise AOTError("AOT compiles the Relax function 'main'; the module has none")
     params = _static_params(main)
-    with tgt:
-        if graph is not None:
-            mod = graph(mod)
-        mod = schedule_and_prepack(mod, tgt)
-        mod = vm_lowering_pipeline()(mod)
-    result = codegen(mod, str(tgt))
+    mod, result = lower_to_bytecode(mod, tgt, graph)
     fn = next(f for f in result.program["functions"] if f["name"] == "main")
     kernels = set(result.program["kernels"]) if "kernels" in result.program else set()
     plan = make_plan(fn, params, result.constants, kernels, "model")

@@ -22,6 +22,7 @@ __all__ = [
     "map_relax_functions",
     "mutator_pass",
     "skip_function",
+    "UniqueNames",
 ]
 
 # Functions handed to external code generators are left as they are by the graph passes.
@@ -152,3 +153,20 @@ def mutator_pass(name: str, make_mutator: Callable[[IRModule], ExprMutator],
         return map_relax_functions(mod, lambda func, gv: mutator.visit_expr(func))
 
     return run
+
+
+class UniqueNames:
+    """Fresh global names ``base``, ``base1``, ... not used in a module (remembered per base,
+    so that naming many functions stays linear)."""
+
+    def __init__(self) -> None:
+        self._next: dict[str, int] = {}
+
+    def fresh(self, mod: IRModule, base: str) -> str:
+        k = self._next.get(base, 0)
+        name = base if k == 0 else f"{base}{k}"
+        while name in mod:
+            k += 1
+            name = f"{base}{k}"
+        self._next[base] = k + 1
+        return name

@@ -30,7 +30,7 @@ from ..block_builder import BlockBuilder
 from ..dpl.pattern import CallPattern, Pattern, TupleGetItemPattern, TuplePattern
 from ..expr import (Call, Constant, DataflowBlock, Function, SeqExpr, Var,
                     VarBinding)
-from ._graph_utils import count_uses, relax_functions
+from ._graph_utils import UniqueNames, count_uses, relax_functions
 from ._lowering_utils import substitute_vars, value_inputs
 
 __all__ = ["FuseOpsByPattern", "as_fusion_patterns", "make_composite_function",
@@ -71,7 +71,7 @@ class _BlockPartitioner:
         self.annotate = annotate_codegen
         self.report = report
         self.func_name = func_name
-        self.names: dict[str, int] = {}
+        self.names = UniqueNames()
 
     def partition(self, block: DataflowBlock, uses: dict[int, int]) -> DataflowBlock:
         bindings = list(block.bindings)
@@ -139,13 +139,7 @@ class _BlockPartitioner:
         return DataflowBlock(out, span=block.span)
 
     def _unique(self, base: str) -> str:
-        k = self.names.get(base, 0)
-        name = base if k == 0 else f"{base}{k}"
-        while name in self.mod:
-            k += 1
-            name = f"{base}{k}"
-        self.names[base] = k + 1
-        return name
+        return self.names.fresh(self.mod, base)
 
     def _call_group(self, fp: FusionPattern, group: list[VarBinding]) -> VarBinding:
         inside = {id(b.var) for b in group}

@@ -24,7 +24,7 @@ from ..block_builder import BlockBuilder
 from ..expr import (BindingBlock, Call, DataflowBlock, DataflowVar, Function, SeqExpr, Tuple,
                     TupleGetItem, Var, VarBinding)
 from ..struct_info import TupleStructInfo
-from ._graph_utils import count_uses, relax_functions
+from ._graph_utils import UniqueNames, count_uses, relax_functions
 from .fuse_ops_by_pattern import seq_expr
 from ._lowering_utils import substitute_vars, value_inputs
 
@@ -53,7 +53,7 @@ class _Merger:
         self.mod = mod
         self.report = report
         self.used: set[str] = set()
-        self.names: dict[str, int] = {}
+        self.names = UniqueNames()
 
     def merge_block(self, block: DataflowBlock, uses: dict[int, int], fname: str
                     ) -> DataflowBlock:
@@ -120,13 +120,7 @@ class _Merger:
         return DataflowBlock(out, span=block.span)
 
     def _unique(self, base: str) -> str:
-        k = self.names.get(base, 0)
-        name = base if k == 0 else f"{base}{k}"
-        while name in self.mod:
-            k += 1
-            name = f"{base}{k}"
-        self.names[base] = k + 1
-        return name
+        return self.names.fresh(self.mod, base)
 
     def _emit_group(self, grp: _Group, bindings: list[Any], uses: dict[int, int],
                     fname: str) -> list[VarBinding]:

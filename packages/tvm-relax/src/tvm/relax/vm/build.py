@@ -205,12 +205,7 @@ def build(
                            "build without offload")
 
         return build_aot(mod, tgt, graph)
-    with tgt:
-        if graph is not None:
-            mod = graph(mod)
-        mod = schedule_and_prepack(mod, tgt)
-        mod = vm_lowering_pipeline()(mod)
-    result = codegen(mod, str(tgt))
+    mod, result = lower_to_bytecode(mod, tgt, graph)
     kernel_lib = None
     if len(result.kernels.functions):
         from tvm.tir.build import build as tir_build
@@ -227,6 +222,18 @@ def build(
     ex.lowered_mod = mod  # type: ignore[attr-defined]  # the final Relax module, to inspect
     ex.offload_report = report  # type: ignore[attr-defined]
     return ex
+
+
+def lower_to_bytecode(mod: IRModule, tgt: Any, graph: Optional[Pass]) -> tuple[IRModule, Any]:
+    """``mod`` through the graph passes ``graph`` (None: none), scheduling and prepacking
+    for ``tgt`` and the VM lowering, and its bytecode (``codegen``'s result): the steps the
+    VM executable and the AOT package share."""
+    with tgt:
+        if graph is not None:
+            mod = graph(mod)
+        mod = schedule_and_prepack(mod, tgt)
+        mod = vm_lowering_pipeline()(mod)
+    return mod, codegen(mod, str(tgt))
 
 
 def _run_external_codegen(mod: IRModule, offload: Sequence[Any]) -> tuple[IRModule, tuple, Any]:
