@@ -175,8 +175,8 @@ def _apply_proto(model: Any, m: list[Any]) -> None:
 
             try:
                 arr = numpy_helper.to_array(init).copy()
-            except ValueError:
-                return  # an earlier mutation made it unreadable
+            except (ValueError, TypeError):
+                return  # an earlier mutation made it unreadable (a bad shape or dtype)
             if arr.size:
                 flat = arr.reshape(-1)
                 flat[m[2] % arr.size] = np.asarray(m[3]).astype(arr.dtype)

@@ -73,3 +73,26 @@ def test_a_node_of_the_wrong_class_is_refused():
     with pytest.raises(SerializationError, match=r"field 'a' must be a PrimExpr node .*got a "
                        r"tir.Buffer node"):
         from_json(json.dumps(doc))
+
+
+@T.prim_func
+def _blocked(a: T.Buffer((8,), "float32"), b: T.Buffer((8,), "float32")):
+    for i in range(8):
+        with T.block("b"):
+            v = T.axis.spatial(8, i)
+            b[v] = a[v] + T.float32(1)
+
+
+@pytest.mark.parametrize("type_key,field,value", [
+    ("tir.Block", "iter_vars", [1]),  # found by the fuzzer: loaded, then the printer failed
+    ("tir.Block", "reads", ["a"]),
+    ("tir.BlockRealize", "iter_values", [None]),
+    ("tir.BufferStore", "indices", ["i"]),
+    ("tir.PrimFunc", "params", [2.5]),
+])
+def test_a_retyped_item_of_a_sequence_field_is_refused(type_key, field, value):
+    doc = json.loads(to_json(_blocked.with_attr("global_symbol", "blocked")))
+    i, node = _first(doc, type_key)
+    node["fields"][field] = value
+    with pytest.raises(SerializationError, match=rf"node {i} \({type_key}\): field {field!r}"):
+        from_json(json.dumps(doc))

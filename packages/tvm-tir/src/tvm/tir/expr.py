@@ -407,7 +407,7 @@ class BufferLoad(PrimExpr):
     """``buffer[indices]``; a vector load when an index is a Ramp."""
 
     buffer: Buffer  # noqa: F821 - declared in buffer.py, which names it here
-    indices: tuple
+    indices: tuple[PrimExpr, ...]
     span: Optional[Span] = ignore_field(default=None, kw_only=True)
 
     def __init__(self, buffer: Any, indices: Any, *, span: Optional[Span] = None):

@@ -24,7 +24,7 @@ class PrimFunc(BaseFunc):
     ``global_symbol`` and ``tir.noalias``.
     """
 
-    params: tuple = def_field()
+    params: tuple[Var, ...] = def_field()
     buffer_map: dict = def_field()
     body: Stmt = None  # type: ignore[assignment]
     ret_type: str = "void"

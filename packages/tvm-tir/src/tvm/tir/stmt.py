@@ -54,7 +54,7 @@ class AssertStmt(Stmt):
     condition: PrimExpr
     message: str
     body: Stmt
-    message_args: tuple = ()
+    message_args: tuple[PrimExpr, ...] = ()
     span: Optional[Span] = ignore_field(default=None, kw_only=True)
 
 
@@ -64,7 +64,7 @@ class BufferStore(Stmt):
 
     buffer: Buffer
     value: PrimExpr
-    indices: tuple
+    indices: tuple[PrimExpr, ...]
     span: Optional[Span] = ignore_field(default=None, kw_only=True)
 
     def __post_init__(self) -> None:
@@ -82,7 +82,7 @@ class Allocate(Stmt):
 
     buffer_var: Var = def_field()
     dtype: str = "float32"
-    extents: tuple = ()
+    extents: tuple[PrimExpr, ...] = ()
     condition: PrimExpr = None  # type: ignore[assignment]
     body: Stmt = None  # type: ignore[assignment]
     scope: str = "global"
@@ -109,7 +109,7 @@ class DeclBuffer(Stmt):
 
 @register_object("tir.SeqStmt")
 class SeqStmt(Stmt):
-    seq: tuple
+    seq: tuple[Stmt, ...]
     span: Optional[Span] = ignore_field(default=None, kw_only=True)
 
     def __len__(self) -> int:
@@ -184,7 +184,7 @@ class BufferRegion(Object):
     """A rectangular region of a buffer: one Range per dimension."""
 
     buffer: Buffer
-    region: tuple
+    region: tuple[Range, ...]
     span: Optional[Span] = ignore_field(default=None, kw_only=True)
 
     @staticmethod
@@ -212,11 +212,11 @@ class Block(Stmt):
     # Declaration order is comparison order: the buffers a block allocates or matches are
     # bound before the regions and the body that use them.  The constructor keeps the
     # familiar argument order.
-    iter_vars: tuple = def_field()
-    alloc_buffers: tuple = def_field(default=())
-    match_buffers: tuple = ()
-    reads: tuple = ()
-    writes: tuple = ()
+    iter_vars: tuple[IterVar, ...] = def_field()
+    alloc_buffers: tuple[Buffer, ...] = def_field(default=())
+    match_buffers: tuple[MatchBufferRegion, ...] = ()
+    reads: tuple[BufferRegion, ...] = ()
+    writes: tuple[BufferRegion, ...] = ()
     name_hint: str = ""
     body: Stmt = None  # type: ignore[assignment]
     init: Optional[Stmt] = None
@@ -256,7 +256,7 @@ class Block(Stmt):
 class BlockRealize(Stmt):
     """Runs ``block`` with its iteration variables bound to ``iter_values`` when ``predicate``."""
 
-    iter_values: tuple
+    iter_values: tuple[PrimExpr, ...]
     predicate: PrimExpr
     block: Block
     span: Optional[Span] = ignore_field(default=None, kw_only=True)
