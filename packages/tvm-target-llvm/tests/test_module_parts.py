@@ -17,7 +17,11 @@ import tvm.runtime
 from tvm.target.llvm import object_code
 from tvm.target.llvm.llvm_target import LLVMTargetOptions, machine_spec
 
-# the module: the package's lazy ``build`` attribute is the function of the same name
+# The module itself.  The package's lazy ``build`` attribute (the function) is resolved
+# first: importing the submodule before it would leave the package attribute bound to the
+# module, for every later ``from tvm.target.llvm import build``.
+from tvm.target.llvm import build as _build_function  # noqa: E402,F401
+
 llvm_build = importlib.import_module("tvm.target.llvm.build")
 
 

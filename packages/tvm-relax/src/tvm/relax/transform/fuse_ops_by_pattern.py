@@ -97,7 +97,6 @@ class _BlockPartitioner:
                 inner = [bindings[k].var for k in members if k != i]
                 if any(id(v) in claimed for v in inner):
                     continue
-                inside = {id(bindings[k].var) for k in members}
                 used_inside: dict[int, int] = {}
                 for k in members:
                     for a in value_inputs(bindings[k].value):
@@ -112,8 +111,8 @@ class _BlockPartitioner:
                     annotated = {n: (values.get(id(v), v) if isinstance(v, Var) else v)
                                  for n, v in annotated.items()}
                     reason = fp.run_check(PatternCheckContext(
-                        m, b.value, annotated, {b2.var: b2.value for b2 in bindings
-                                                if id(b2.var) in inside}, fp.name))
+                        m, b.value, annotated,
+                        {bindings[k].var: bindings[k].value for k in members}, fp.name))
                 if reason is not None:
                     rejected.setdefault(i, []).append((fp.name, reason))
                     continue

@@ -104,9 +104,10 @@ def codegen_parts(mod: Any, target: Any = None, name: str = "tvm_module", *,
                 parts.append(cg)
                 size = seen = 0
             cg.add_function(func, fname)
-            functions = cg.module.functions
-            size += sum(len(b.instructions) for f in functions[seen:] for b in f.blocks)
-            seen = len(functions)
+            if split:  # the function and the ones outlined from it, added after the last
+                functions = cg.module.functions
+                size += sum(len(b.instructions) for f in functions[seen:] for b in f.blocks)
+                seen = len(functions)
     meta += parts[-1].meta_functions if len(parts) > 1 else []
     if len(parts) > 1:
         parts[0].slot_num_threads  # noqa: B018 - defined with the others, for every part

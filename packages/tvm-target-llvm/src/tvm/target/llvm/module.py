@@ -234,9 +234,12 @@ class LLVMModule(NativeModule):
 
     def _linked_module(self) -> llvm.ModuleRef:
         """The optimised parts linked into one LLVM module."""
-        mod = llvm.parse_assembly(self._parts[0].ir)
-        for part in self._parts[1:]:
-            mod.link_in(llvm.parse_assembly(part.ir))
+        return self._link([p.ir for p in self._parts])
+
+    def _link(self, texts: list[str]) -> llvm.ModuleRef:
+        mod = llvm.parse_assembly(texts[0])
+        for text in texts[1:]:
+            mod.link_in(llvm.parse_assembly(text))
         mod.name = self.name
         return mod
 
@@ -277,11 +280,7 @@ class LLVMModule(NativeModule):
     def _raw_ir(self) -> str:
         if len(self._raw_parts) == 1:
             return self._raw_parts[0]
-        mod = llvm.parse_assembly(self._raw_parts[0])
-        for text in self._raw_parts[1:]:
-            mod.link_in(llvm.parse_assembly(text))
-        mod.name = self.name
-        return str(mod)
+        return str(self._link(self._raw_parts))
 
     def emit_object(self) -> bytes:
         """Position-independent object code of the module (its parts linked into one)."""

@@ -207,10 +207,9 @@ class StmtPrinterMixin:
         self.stmt(s.body)
         self.close_block()
 
-    def _s_assert_stmt(self, s: AssertStmt) -> None:
-        if not self.supports_error_reporting:
-            self.stmt(s.body)
-            return
+    def assert_message(self, s: AssertStmt) -> tuple[str, tuple]:
+        """The printf format of ``s``'s message (``%`` escaped when it has no arguments)
+        and its arguments; a CodegenError when their counts disagree."""
         args = tuple(s.message_args)
         wanted = count_printf_conversions(s.message)
         if args and wanted != len(args):
@@ -218,7 +217,13 @@ class StmtPrinterMixin:
                 f"{self.language} codegen: assert message {s.message!r} has {wanted} printf "
                 f"conversions but {len(args)} message_args"
             )
-        fmt = s.message if args else s.message.replace("%", "%%")
+        return (s.message if args else s.message.replace("%", "%%")), args
+
+    def _s_assert_stmt(self, s: AssertStmt) -> None:
+        if not self.supports_error_reporting:
+            self.stmt(s.body)
+            return
+        fmt, args = self.assert_message(s)
         self.open_block(f"if ({negate(self.expr(s.condition))}) {{")
         parts = [self.string_literal(fmt)]
         parts += [f"(long long)({unparen(self.expr(a))})" for a in args]

@@ -40,7 +40,7 @@ from ..transform._gpu import KERNELS_ATTR, LAUNCH_PARAMS_ATTR, THREAD_EXTENT_ATT
 from ..transform.split_host_device import is_device_kernel
 from .c_like import CLikePrinter
 from .c_like_stmt import negate
-from .c_types import CodegenError, DType, count_printf_conversions, dtype_of
+from .c_types import CodegenError, DType, dtype_of
 from .host_program import host_program
 
 __all__ = ["GPUPrinter", "DeviceCode", "generate_device_code", "kernel_info",
@@ -100,19 +100,12 @@ class GPUPrinter(CLikePrinter):
         if self._checks is None:  # a device helper function has no error record
             self.stmt(s.body)
             return
-        args = tuple(s.message_args)
-        if args and count_printf_conversions(s.message) != len(args):
-            raise CodegenError(
-                f"{self.language} codegen: assert message {s.message!r} has "
-                f"{count_printf_conversions(s.message)} printf conversions but {len(args)} "
-                "message_args"
-            )
+        fmt, args = self.assert_message(s)
         if len(args) > ERROR_RECORD_ARGS:
             raise CodegenError(f"{self.language} codegen: assert message {s.message!r} has "
                                f"{len(args)} arguments; a device check records at most "
                                f"{ERROR_RECORD_ARGS}")
-        self._checks.append({"message": s.message if args else s.message.replace("%", "%%"),
-                             "nargs": len(args)})
+        self._checks.append({"message": fmt, "nargs": len(args)})
         self.open_block(f"if ({negate(self.expr(s.condition))}) {{")
         self.open_block(f"if ({self.error_claim(ERROR_RECORD_PARAM, len(self._checks))}) {{")
         wide = self.type_name(dtype_of("int64"))
