@@ -6,6 +6,8 @@ The legalized side is FoldConstant's compiled route (``evaluator="compile"``, wh
 back to numpy), the other the numpy route; both fold the same call of constants.
 """
 
+import zlib
+
 import numpy as np
 import pytest
 from graph_pass_testing import op_names, requires_host_jit
@@ -13,6 +15,7 @@ from graph_pass_testing import op_names, requires_host_jit
 from tvm import relax
 from tvm.ir.op import Op
 from tvm.relax import op
+from tvm.relax.op.special_bessel import POLYNOMIAL_OPS
 from tvm.relax.transform import FoldConstant
 from tvm.relax.transform.numpy_eval import evaluate_with_numpy, get_numpy_evaluator
 
@@ -150,7 +153,7 @@ def _case_table():
             c(normal(2, 2, 4, 5)), c(uniform(-1.5, 1.5, 2, 2 * 4, 4, 3)),
             c(normal(3, 2, 2, 2)), padding=[1, 0, 0, 0], dilation=[1, 2]),
     })
-    from tvm.relax.op.special_bessel import POLYNOMIAL_OPS, SPECIAL_UNARY_OPS
+    from tvm.relax.op.special_bessel import SPECIAL_UNARY_OPS
 
     for name in SPECIAL_UNARY_OPS:
         cases[f"relax.{name}"] = lambda name=name: getattr(op, name)(c(uniform(-12, 12, 3, 4)))
@@ -173,6 +176,7 @@ def _case_table():
 
 
 CASES = _case_table()
+_RECURRENCES = set(POLYNOMIAL_OPS)
 
 
 def _registered():
@@ -218,14 +222,26 @@ def _values(expr):
 @requires_host_jit
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_numpy_semantics_agree_with_the_legalized_op(name):
+    global rng
+    # each case draws its inputs from its own seed: the shared generator made a case's values
+    # depend on which cases ran before it on the same xdist worker
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
     call = CASES[name]()
     ours = _fold(call, "numpy")
     legalized = _fold(call, "compile")
     assert len(_flat(ours)) == len(_flat(legalized))
     for a, b in zip(_flat(ours), _flat(legalized)):
         assert a.dtype == b.dtype and a.shape == b.shape
-        np.testing.assert_allclose(a.astype("float64"), b.astype("float64"), rtol=1e-5,
-                                   atol=1e-5, equal_nan=True)
+        a, b = a.astype("float64"), b.astype("float64")
+        atol = 1e-5
+        if name.removeprefix("relax.") in _RECURRENCES:
+            # a three-term recurrence near a root cancels terms as large as the degree's
+            # envelope (the column, one degree per column): float32 rounding, contracted into
+            # FMAs or not, is relative to that envelope, not to the small result
+            atol = np.maximum(atol, 16 * np.finfo(np.float32).eps
+                              * np.nanmax(np.abs(b), axis=0, keepdims=True))
+        close = np.isclose(a, b, rtol=1e-5, atol=0, equal_nan=True) | (np.abs(a - b) <= atol)
+        assert close.all(), (name, a[~close], b[~close])
 
 
 def _flat(values):
