@@ -81,6 +81,34 @@ def test_numerics_against_numpy(name, sa, sb, bias, dense):
 
 
 @requires_dnnl
+def test_exported_executable_carries_the_dnnl_library(tmp_path, monkeypatch):
+    """Everything is offloaded (no host kernels): the file holds only the program and the
+    dnnl library, and a process with only tvm-runtime runs it."""
+    import tvm
+    from tvm import relax
+    from tvm.runtime import load_module
+    from tvm.runtime.testing import run_exported_vm
+
+    args = [_rand(4, 7), _rand(6, 7), _rand(6)]
+    ex, want = _build_run(_matmul_module((4, 7), (6, 7), (6,), True), *args)
+    assert not ex.kernel_lib.function_names
+    ex.export_library(tmp_path / "model.so")
+    got, imported = run_exported_vm(tmp_path / "model.so", args, tmp_path,
+                                    {"TVM_CACHE_DIR": str(tmp_path)})
+    np.testing.assert_array_equal(got[0], want)
+    assert "tvm.relax" not in imported and "tvm.contrib.dnnl" not in imported
+    # loading here finds the library in the same cache; a damaged cached copy is rewritten
+    monkeypatch.setenv("TVM_CACHE_DIR", str(tmp_path))
+    [cached] = (tmp_path / "dnnl").iterdir()
+    good = cached.read_bytes()
+    cached.write_bytes(good[:-1] + b"!")
+    ex2 = load_module(tmp_path / "model.so")
+    assert cached.read_bytes() == good
+    out = relax.VirtualMachine(ex2, tvm.runtime.cpu())["main"](*args).numpy()
+    np.testing.assert_array_equal(out, want)
+
+
+@requires_dnnl
 def test_merged_partition_and_argument_checks():
     @I.ir_module
     class Chain:

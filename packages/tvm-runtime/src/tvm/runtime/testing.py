@@ -17,12 +17,16 @@ A GPU artifact also needs the run side of its target and that target's driver bi
 distributions it requires, e.g. pyopencl's pytools and platformdirs); ``plugins`` declares
 ``tvm`` entry points (name -> module) in a generated ``.dist-info``, so the child process
 discovers them as if their distributions were installed.
+
+``run_exported_vm(path, inputs, folder)`` runs an exported VM executable's ``main`` in such a
+process and returns its outputs (and which ``tvm`` modules the process had imported).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import subprocess
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from importlib import import_module, metadata
@@ -30,7 +34,7 @@ from pathlib import Path
 
 from tvm.ffi.knobs import DISABLE_PLUGINS
 
-__all__ = ["runtime_only_python"]
+__all__ = ["runtime_only_python", "run_exported_vm"]
 
 _REQ_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
@@ -161,3 +165,48 @@ def runtime_only_python(
     env[DISABLE_PLUGINS.name] = ""
     # -S: no site-packages, so nothing installed beside the runtime is visible.
     return [sys.executable, "-S"], env
+
+
+_VM_RUNNER = """
+import json, sys
+import numpy as np
+import tvm.runtime
+from tvm.runtime.vm import VirtualMachine
+
+path, inputs, outputs = sys.argv[1:4]
+ex = tvm.runtime.load_module(path)
+out = VirtualMachine(ex, tvm.runtime.cpu())["main"](*np.load(inputs).values())
+out = out if isinstance(out, (list, tuple)) else [out]
+np.savez(outputs, *[o.numpy() for o in out])
+print(json.dumps(sorted(m for m in sys.modules if m.startswith("tvm."))))
+"""
+
+
+def run_exported_vm(
+    path: str | os.PathLike,
+    inputs: Sequence,
+    folder: str | os.PathLike,
+    extra_env: Mapping[str, str] | None = None,
+    timeout: float = 300,
+) -> tuple[list, list[str]]:
+    """Run ``main`` of the exported executable ``path`` on ``inputs`` (numpy arrays) in a
+    runtime-only process (:func:`runtime_only_python`, files under ``folder``): ``(outputs as
+    numpy arrays, the tvm modules the process imported)``.  A failure raises
+    ``AssertionError`` with the process's stderr."""
+    import json
+
+    import numpy as np
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    script, ins, outs = folder / "run_vm.py", folder / "inputs.npz", folder / "outputs.npz"
+    script.write_text(_VM_RUNNER)
+    np.savez(ins, *inputs)
+    argv, env = runtime_only_python(folder)
+    env.update(extra_env or {})
+    proc = subprocess.run([*argv, str(script), os.fspath(path), str(ins), str(outs)],
+                          capture_output=True, text=True, env=env, timeout=timeout)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    with np.load(outs) as data:
+        got = [data[k] for k in data.files]
+    return got, json.loads(proc.stdout.strip().splitlines()[-1])

@@ -25,12 +25,18 @@ file travels inside the blob, after the constants, described by the JSON's
 ``nbytes``, ``device_type``), and the shared-library part is empty; such a program has
 version 4, the others version 3 (versions 1 and 2, from before the bytecode's expressions
 took the shared format of :mod:`tvm.runtime.int_expr`, are refused with a message to
-rebuild).  No pickle: a file is read without running its code (except the kernels
+rebuild).  The shared libraries of external backends (``relax.build(offload=[...])``, e.g.
+the C of ``dnnl`` or ``cblas``) travel after that, each described by an entry of the JSON's
+``external_modules`` (``backend``, ``format`` = ``so``, ``offset``, ``nbytes``: the library's
+sealed file as it was written); such a program has version 5.  On load each is written once
+to the content-addressed cache ``$TVM_CACHE_DIR/<backend>`` and loaded from there, and the
+libraries it links (libdnnl, libopenblas) must be installed where it runs.  No pickle: a file is read without running its code (except the kernels
 themselves, which the shared library is).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import struct
@@ -39,10 +45,11 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from tvm.ffi import knobs
 from tvm.ffi.dtype import from_numpy_dtype, parse_dtype, to_numpy_dtype
 from tvm.ffi.plugin import hookimpl
 
-from ..file_seal import check_seal, sealed_payload_length, write_sealed
+from ..file_seal import check_seal, sealed_payload_length, write_file, write_sealed
 
 from ..error import ModuleLoadError
 from ..module import Module, NativeModule, SharedLibraryModule, _all_imports
@@ -55,6 +62,7 @@ __all__ = [
     "split_executable_file",
     "PROGRAM_VERSION",
     "PROGRAM_VERSION_EMBEDDED",
+    "PROGRAM_VERSION_EXTERNAL",
     "TRAILER_MAGIC",
     "VMExecutableLoaderPlugin",
 ]
@@ -64,7 +72,9 @@ TRAILER_MAGIC = b"TVMVMEX1"
 PROGRAM_VERSION = 3
 #: the version of programs that carry an embedded kernel module (readers accept both)
 PROGRAM_VERSION_EMBEDDED = 4
-_READABLE_VERSIONS = (PROGRAM_VERSION, PROGRAM_VERSION_EMBEDDED)
+#: the version of programs that carry external backends' shared libraries
+PROGRAM_VERSION_EXTERNAL = 5
+_READABLE_VERSIONS = (PROGRAM_VERSION, PROGRAM_VERSION_EMBEDDED, PROGRAM_VERSION_EXTERNAL)
 #: versions written before expressions took the shared run-time format (tvm.runtime.int_expr)
 _OLD_EXPRESSION_VERSIONS = (1, 2)
 _SHARED_LIBRARY_SUFFIXES = ("so", "dylib", "dll")
@@ -182,9 +192,11 @@ class Executable(Module):
 
     # ------------------------------------------------------------------ serialisation
 
-    def program_bytes(self, kernel_module: dict[str, Any] | None = None) -> bytes:
+    def program_bytes(self, kernel_module: dict[str, Any] | None = None,
+                      external_modules: Sequence[tuple[str, bytes]] = ()) -> bytes:
         """The program blob (JSON header, raw constants and, when ``kernel_module`` is given
-        as ``{"format", "data", "device_type"}``, that exported module), see the module
+        as ``{"format", "data", "device_type"}``, that exported module, then the sealed
+        library files of ``external_modules``, ``(backend, bytes)`` pairs), see the module
         docstring."""
         program = dict(self.program)
         table, raw, offset = [], [], 0
@@ -202,8 +214,19 @@ class Executable(Module):
             program["kernel_module"] = {"format": kernel_module["format"], "offset": offset,
                                         "nbytes": len(data),
                                         "device_type": kernel_module.get("device_type")}
-            raw.append(data)
+            pad = (-len(data)) % _ALIGN
+            raw.append(data + b"\0" * pad)
+            offset += len(data) + pad
             version = PROGRAM_VERSION_EMBEDDED
+        if external_modules:
+            program["external_modules"] = []
+            for backend, data in external_modules:
+                program["external_modules"].append(
+                    {"backend": backend, "format": "so", "offset": offset, "nbytes": len(data)})
+                pad = (-len(data)) % _ALIGN
+                raw.append(data + b"\0" * pad)
+                offset += len(data) + pad
+            version = PROGRAM_VERSION_EXTERNAL
         header = json.dumps(program, separators=(",", ":")).encode("utf-8")
         head = _HEADER.pack(PROGRAM_MAGIC, version, len(header)) + header
         head += b"\0" * ((-len(head)) % _ALIGN)
@@ -263,6 +286,14 @@ class Executable(Module):
                 kernel_lib = module
             else:
                 kernel_lib.import_module(module)
+        external = program.pop("external_modules", None) or []
+        if not isinstance(external, list):
+            raise ModuleLoadError(f"{origin}: the VM program's 'external_modules' must be a "
+                                  f"list, got {type(external).__name__}")
+        for entry in external:
+            if kernel_lib is None:
+                kernel_lib = Module("external")
+            kernel_lib.import_module(_load_external_module(entry, blob, raw_start, origin))
         return cls(program, constants, kernel_lib)
 
     def export_library(self, path: str | os.PathLike[str], cc: str | None = None,
@@ -277,14 +308,7 @@ class Executable(Module):
         With no kernels there is nothing to link and ``cc``/``options`` are unused.
         """
         path = os.fspath(path)
-        external = [m for m in ([self.kernel_lib] if self.kernel_lib is not None else [])
-                    for m in [m, *_all_imports(m)] if getattr(m, "external_backend", None)]
-        if external:
-            names = ", ".join(sorted({str(m.external_backend) for m in external}))
-            raise NotImplementedError(
-                f"export_library: the executable calls functions of external backends "
-                f"({names}), whose modules cannot be written into an exported executable yet; "
-                "run it in this process, or build without offload")
+        external = _external_library_files(self.kernel_lib)
         parent = os.path.dirname(os.path.abspath(path))
         if not os.path.isdir(parent):
             raise FileNotFoundError(f"export_library: directory {parent!r} does not exist")
@@ -310,8 +334,53 @@ class Executable(Module):
                     lib_bytes = f.read()
             elif kwargs:
                 raise TypeError(f"export_library: unexpected options {sorted(kwargs)}")
-            blob = self.program_bytes(embedded)
+            blob = self.program_bytes(embedded, external)
         write_sealed(path, [lib_bytes, blob, _TRAILER.pack(len(blob), TRAILER_MAGIC)])
+
+
+def _external_library_files(lib: Module | None) -> list[tuple[str, bytes]]:
+    """``(backend, sealed library file)`` of each external backend's module under ``lib``."""
+    out = []
+    for m in ([lib, *_all_imports(lib)] if lib is not None else []):
+        backend = getattr(m, "external_backend", None)
+        if not backend:
+            continue
+        if not isinstance(m, SharedLibraryModule):
+            raise TypeError(f"export_library: the {backend!r} backend's module is a "
+                            f"{type(m).__name__}, not a shared library, and cannot be written "
+                            "into an exported executable")
+        check_seal(m.path, "export_library")
+        with open(m.path, "rb") as f:
+            out.append((str(backend), f.read()))
+    return out
+
+
+def _load_external_module(entry: Any, blob: bytes, raw_start: int, origin: str) -> Module:
+    """An external backend's library stored in the program blob, loaded from the
+    content-addressed cache (written there when missing or different)."""
+    try:
+        backend = str(entry["backend"])
+        fmt = str(entry["format"])
+        lo = raw_start + int(entry["offset"])
+        hi = lo + int(entry["nbytes"])
+    except (KeyError, TypeError, ValueError) as err:
+        raise ModuleLoadError(f"{origin}: bad external_modules entry {entry!r}") from err
+    if fmt != "so" or not backend.isidentifier() or lo < raw_start or hi > len(blob) or lo > hi:
+        raise ModuleLoadError(f"{origin}: the external module {entry!r} lies outside the "
+                              "program data, or has a bad backend name or format")
+    data = blob[lo:hi]
+    folder = knobs.cache_dir(backend)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{hashlib.sha256(data).hexdigest()[:40]}.so"
+    if not path.is_file() or path.read_bytes() != data:  # missing, or changed since
+        write_file(path, [data], 0o755)
+    try:
+        module = SharedLibraryModule(path)  # the seal written with it is checked
+    except ModuleLoadError as err:
+        raise ModuleLoadError(f"{origin}: cannot load the {backend!r} backend's library "
+                              f"(are the libraries it links installed here?): {err}") from err
+    module.external_backend = backend  # type: ignore[attr-defined]
+    return module
 
 
 def _load_embedded_module(entry: Any, blob: bytes, raw_start: int, origin: str) -> Module:
