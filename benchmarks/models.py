@@ -79,8 +79,9 @@ Timer = Callable[[int, int], list[float]]  # (threads, repeats) -> seconds per c
 
 
 def prepare_ours(model: Any, feeds: dict[str, np.ndarray], reference: np.ndarray,
-                 target: str) -> tuple[dict[str, Any], Timer]:
-    """Import and compile; the info (times, error) and a timer of the VM."""
+                 target: str, offload: tuple[str, ...] = ()) -> tuple[dict[str, Any], Timer]:
+    """Import and compile (``offload``: external backends to partition for); the info
+    (times, error) and a timer of the VM."""
     import tvm.runtime
     from tvm import relax
     from tvm.relax.frontend.onnx import from_onnx
@@ -89,7 +90,7 @@ def prepare_ours(model: Any, feeds: dict[str, np.ndarray], reference: np.ndarray
     mod = from_onnx(model)
     import_s = time.perf_counter() - t
     t = time.perf_counter()
-    ex = relax.build(mod, target=target)
+    ex = relax.build(mod, target=target, offload=list(offload))
     compile_s = time.perf_counter() - t
     vm = relax.VirtualMachine(ex, tvm.runtime.cpu())
     args = list(feeds.values())
@@ -104,7 +105,10 @@ def prepare_ours(model: Any, feeds: dict[str, np.ndarray], reference: np.ndarray
             tvm.runtime.set_num_threads(None)
         return list(res.results)
 
-    return {"import_s": import_s, "compile_s": compile_s, "max_rel_err": err}, timer
+    info = {"import_s": import_s, "compile_s": compile_s, "max_rel_err": err}
+    if offload:
+        info["offloaded"] = sum(len(p.patterns) for p in ex.offload_report.partitions)
+    return info, timer
 
 
 def prepare_ort(model: Any, feeds: dict[str, np.ndarray], threads: list[int]
@@ -155,7 +159,8 @@ def prepare_torch(model: Any, feeds: dict[str, np.ndarray], reference: np.ndarra
 
 
 def run(names: list[str], threads: list[int], repeats: int, mcpu: Optional[str] = None,
-        mattr: Optional[str] = None, rounds: int = 3) -> dict[str, Any]:
+        mattr: Optional[str] = None, rounds: int = 3, offload: tuple[str, ...] = ()
+        ) -> dict[str, Any]:
     from node_suite import ensure_llvm
     from target_isa import apply_peer_env, chosen, isa_label, isa_level, ours_target
 
@@ -175,8 +180,13 @@ def run(names: list[str], threads: list[int], repeats: int, mcpu: Optional[str] 
         print(f"[{name}] onnxruntime, ours (compile), torch ...", flush=True)
         ort_info, ort_timer, ref = prepare_ort(model, feeds, threads)
         ours_info, ours_timer = prepare_ours(model, feeds, ref, target)
+        offloaded = None
+        if offload:
+            offloaded = prepare_ours(model, feeds, ref, target, offload)
         torch_prep = prepare_torch(model, feeds, ref)
         timers = {"onnxruntime": ort_timer, "ours": ours_timer}
+        if offloaded is not None:
+            timers["ours_offload"] = offloaded[1]
         if torch_prep is not None:
             timers["torch"] = torch_prep[1]
         times: dict[str, dict[int, list[float]]] = {k: {n: [] for n in threads} for k in timers}
@@ -188,6 +198,8 @@ def run(names: list[str], threads: list[int], repeats: int, mcpu: Optional[str] 
                     times[impl][n] += timer(n, per_round)
         entry: dict[str, Any] = {"ours": ours_info, "onnxruntime": ort_info,
                                  "torch": torch_prep[0] if torch_prep else None}
+        if offloaded is not None:
+            entry["ours_offload"] = {**offloaded[0], "backends": list(offload)}
         for impl in timers:
             entry[impl]["threads"] = {str(n): stats(times[impl][n]) for n in threads}
         out["models"][name] = entry
@@ -226,6 +238,23 @@ def markdown(res: dict[str, Any], threads: list[int]) -> str:
                 f"{o['median_ms'] / x['median_ms']:.2f}x | {o['min_ms'] / x['min_ms']:.2f}x | "
                 f"{tr} | {r['ours']['compile_s']:.1f} |")
     lines.append("")
+    offload_rows = [(name, r) for name, r in res["models"].items() if r.get("ours_offload")]
+    if offload_rows:
+        lines += ["", "With offload (" + ", ".join(offload_rows[0][1]["ours_offload"]["backends"])
+                  + "): median ms (min); ratios to onnxruntime and to ours without offload.", "",
+                  "| model | threads | ours+offload | / ort | / ours | compositions offloaded "
+                  "| compile (s) |", "|---|---:|---:|---:|---:|---:|---:|"]
+        for name, r in offload_rows:
+            for n in threads:
+                o = r["ours_offload"]["threads"][str(n)]
+                x = r["onnxruntime"]["threads"][str(n)]
+                u = r["ours"]["threads"][str(n)]
+                lines.append(f"| {name} | {n} | {o['median_ms']:.2f} ({o['min_ms']:.2f}) | "
+                             f"{o['median_ms'] / x['median_ms']:.2f}x | "
+                             f"{o['median_ms'] / u['median_ms']:.2f}x | "
+                             f"{r['ours_offload']['offloaded']} | "
+                             f"{r['ours_offload']['compile_s']:.1f} |")
+    lines.append("")
     for name, r in res["models"].items():
         torch_err = (r["torch"] or {}).get("max_rel_err")
         lines.append(f"- {name}: import {r['ours']['import_s']:.2f} s, compile "
@@ -248,11 +277,14 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--rounds", type=int, default=3,
                         help="the repeats are taken in this many rounds, each timing every "
                              "column in turn (default 3)")
+    parser.add_argument("--offload", default="",
+                        help="also time ours built with these external backends "
+                             "(relax.build(offload=...)), e.g. --offload=dnnl")
     parser.add_argument("--out", default=str(RESULTS))
     args = parser.parse_args(argv)
     threads = [int(t) for t in args.threads.split(",")]
     res = run(args.models.split(","), threads, args.repeats, args.mcpu, args.mattr,
-              max(1, args.rounds))
+              max(1, args.rounds), tuple(b for b in args.offload.split(",") if b))
     md = markdown(res, threads)
     write_results(Path(args.out), "models", res, md)
     print(md)

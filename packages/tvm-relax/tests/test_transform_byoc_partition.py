@@ -182,6 +182,32 @@ def test_run_codegen_replaces_calls_and_keeps_modules():
     assert call.args[0].global_symbol == "fused_relax_matmul_relax_add_toy"
 
 
+def test_run_codegen_tells_the_backend_which_parameters_are_constants():
+    import numpy as np
+
+    seen = {}
+
+    def codegen(funcs):
+        seen.update((s, f.attrs.get("constant_params")) for s, f in funcs)
+        return _FakeModule([s for s, _ in funcs])
+
+    toy = Backend("toy", _patterns(), codegen, bind_constants=False)
+    w = np.ones((8, 16), "float32")
+    from tvm.relax.backend import register_backend, unregister_backend
+    from tvm.relax.vm.build import bind_params
+
+    register_backend(toy)
+    try:
+        for params, want in (({"w": w}, (1,)), ({}, None)):
+            mod = bind_params(Before, params) if params else Before
+            T.RunCodegen()(partition_for(mod, [toy]))
+            assert [tuple(int(k) for k in v) if v is not None else None
+                    for v in seen.values()] == [want]
+            seen.clear()
+    finally:
+        unregister_backend("toy")
+
+
 class _Broken:
     @hookimpl
     def tvm_relax_register_backends(self, register):

@@ -122,3 +122,61 @@ def test_batch_norm_on_another_axis_is_left_alone():
 
     mod = make_mod([x], body)
     assert FoldBatchnormToConv2D()(mod) is mod
+
+
+def _conv_scale_shift(weight, scale, shift, bias=None, scale_first=False, extra_use=False):
+    """conv2d [+ bias] -> multiply(scale) -> add(shift) -> relu: a batch-norm as ONNX
+    BatchNormalization imports (a per-channel scale and shift)."""
+    def body(bb, x):
+        conv = bb.emit(op.nn.conv2d(x, weight, padding=1))
+        data = conv if bias is None else bb.emit(op.add(conv, bias))
+        scaled = bb.emit(op.multiply(scale, data) if scale_first else op.multiply(data, scale))
+        out = bb.emit(op.nn.relu(bb.emit(op.add(scaled, shift))))
+        return bb.emit(relax.Tuple([out, conv])) if extra_use else out
+
+    return body
+
+
+@pytest.mark.parametrize("with_bias,scale_first", [(False, False), (True, False), (False, True)])
+def test_a_decomposed_batchnorm_scale_folds_into_the_weight(with_bias, scale_first):
+    w = rng.standard_normal((C_OUT, C_IN, 3, 3)).astype("float32")
+    s = rng.standard_normal((1, C_OUT, 1, 1)).astype("float32")
+    t = rng.standard_normal((1, C_OUT, 1, 1)).astype("float32")
+    b = rng.standard_normal((C_OUT, 1, 1)).astype("float32")
+    shape, data = _input()
+    mod = make_mod(fresh(tensor(shape)), _conv_scale_shift(
+        relax.const(w), relax.const(s), relax.const(t),
+        relax.const(b) if with_bias else None, scale_first))
+    out = FoldBatchnormToConv2D()(mod)
+    # the scale is in the weight; the bias (scaled) and the shift are two constant adds
+    # (FoldConstant does not merge them: they are separate bindings)
+    want = ["relax.nn.conv2d", *(["relax.add"] if with_bias else []), "relax.add",
+            "relax.nn.relu", "DataflowVar"]
+    assert op_names(out) == want
+    bindings = [bd for blk in out["main"].body.blocks for bd in blk.bindings]
+    np.testing.assert_allclose(bindings[0].value.args[1].data, w * s.reshape(C_OUT, 1, 1, 1),
+                               rtol=1e-6)
+    if with_bias:
+        np.testing.assert_allclose(bindings[1].value.args[1].data,
+                                   (b * s.reshape(C_OUT, 1, 1)).reshape(1, C_OUT, 1, 1),
+                                   rtol=1e-6)
+    np.testing.assert_allclose(run(out, data), run(mod, data), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("case", ["not_per_channel", "shared_conv", "weight_not_constant"])
+def test_a_scale_that_cannot_fold_is_left_alone(case):
+    w = relax.const(rng.standard_normal((C_OUT, C_IN, 3, 3)).astype("float32"))
+    t = relax.const(rng.standard_normal((1, C_OUT, 1, 1)).astype("float32"))
+    s = rng.standard_normal((1, C_OUT, 1, 1)).astype("float32")
+    if case == "not_per_channel":  # a scale varying over the rows would change per pixel
+        s = rng.standard_normal((1, 1, 6, 1)).astype("float32")
+    shape, _ = _input()
+    if case == "weight_not_constant":
+        x, wv = fresh(tensor(shape), tensor((C_OUT, C_IN, 3, 3)))
+        body = _conv_scale_shift(wv, relax.const(s), t)
+        mod = make_mod([x, wv], lambda bb, x, _w: body(bb, x))
+    else:
+        mod = make_mod(fresh(tensor(shape)), _conv_scale_shift(
+            w, relax.const(s), t, extra_use=case == "shared_conv"))
+    out = FoldBatchnormToConv2D()(mod)
+    assert "relax.multiply" in op_names(out)

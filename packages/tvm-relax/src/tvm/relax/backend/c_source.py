@@ -10,6 +10,8 @@ partitions, and lets the backend emit the code of each composite call
 module's ``__tvm_module_meta``.  :func:`compile_c` compiles it with the system C compiler
 (``$CC``, else cc/gcc/clang), cached by content under ``$TVM_CACHE_DIR/<backend>``, and
 loads it; the module carries ``external_backend`` and its source (``get_source("c")``).
+Generated code reads the runtime's thread count (``tvm.runtime.set_num_threads``) with
+``TVM_NUM_THREADS()`` (0 when the runtime has not filled the slot), to hand it to a library.
 Float32 tensors of static shape only.
 """
 
@@ -40,10 +42,13 @@ class ExternalCodegenError(RuntimeError):
 
 @dataclasses.dataclass(frozen=True)
 class CTensor:
-    """A float32 tensor in generated C: an expression for its data pointer, its shape."""
+    """A float32 tensor in generated C: an expression for its data pointer, its shape, and
+    whether every call passes the same constant (a weight: RunCodegen's
+    ``constant_params``), which a backend may prepare once."""
 
     ptr: str
     shape: tuple[int, ...]
+    constant: bool = False
 
     @property
     def size(self) -> int:
@@ -63,6 +68,8 @@ typedef struct { uint8_t code; uint8_t bits; uint16_t lanes; } DLDataType;
 typedef struct { void* data; DLDevice device; int32_t ndim; DLDataType dtype; int64_t* shape;
                  int64_t* strides; uint64_t byte_offset; } DLTensor;
 void (*__TVMAPISetLastError)(const char* msg) = NULL;
+const int32_t* __TVMBackendNumThreads = NULL;  /* the runtime's thread count (set_num_threads) */
+#define TVM_NUM_THREADS() (__TVMBackendNumThreads ? *__TVMBackendNumThreads : 0)
 #define TVM_FAIL(...) do { char tvm_msg[512]; snprintf(tvm_msg, sizeof tvm_msg, __VA_ARGS__); \
   if (__TVMAPISetLastError) __TVMAPISetLastError(tvm_msg); return -1; } while (0)
 static int tvm_check(const char* fn, const char* arg, TVMValue* args, int32_t* codes, int i,
@@ -130,9 +137,10 @@ def packed_c_module(funcs: Sequence[tuple[str, Function]], header: str, emit: Em
         outs = list(result.fields) if isinstance(result, Tuple) else [result]
         tensors: dict[int, CTensor] = {}
         params = []
+        constant = {int(getattr(k, "value", k)) for k in func.attrs.get("constant_params", ())}
         for k, p in enumerate([*func.params, *outs]):
             shape = _static(symbol, p, f"parameter {p.name_hint}")
-            tensors[id(p)] = CTensor(f"DATA({k})", shape)
+            tensors[id(p)] = CTensor(f"DATA({k})", shape, k in constant)
             entry = {"name": p.name_hint if k < len(func.params) else
                      f"out{k - len(func.params)}", "kind": "tensor", "dtype": "float32",
                      "shape": list(shape)}

@@ -13,6 +13,11 @@ with ``s = gamma / sqrt(var + eps)`` and ``shift = beta - mean * s``.  A per-cha
 added between the two (``conv2d(x, W) + bias``, either operand order) is folded into the
 shift: ``(bias - mean) * s + beta``.
 
+A batch-norm that a frontend already decomposed into a per-channel scale and shift
+(``multiply(conv2d(x, W), s)``, then ``add(.., shift)``; ONNX BatchNormalization imports so)
+has its scale folded the same way: ``conv2d(x, W * s)``, with a bias between the two becoming
+``bias * s``; the shift add then follows the convolution directly, as above.
+
 Applies when: the batch-norm is not in training mode and normalises the convolution's
 output channel axis; the weight, the batch-norm parameters (and the bias) are constants
 (directly, or variables bound to constants); the convolution (and the bias add) feed
@@ -106,7 +111,57 @@ def fold_batchnorm_rules() -> list[RewriteRule]:
                         span=conv_call.span)
         return add(new_conv, Constant(new_shift))
 
-    return [RewriteRule(pattern, rewrite, "fold-batchnorm-into-conv2d")]
+    return [RewriteRule(pattern, rewrite, "fold-batchnorm-into-conv2d"),
+            _fold_channel_scale_rule()]
+
+
+def _fold_channel_scale_rule() -> RewriteRule:
+    """``multiply(conv2d(x, W) [+ bias], s)`` with a constant per-channel ``s`` ->
+    ``conv2d(x, W * s) [+ bias * s]``."""
+    x, weight = wildcard(), is_const()
+    conv = is_op("relax.nn.conv2d")(x, weight)
+    bias, scale = is_const(), is_const()
+    with_bias = is_op("relax.add")(conv, bias) | is_op("relax.add")(bias, conv)
+    inner = conv | with_bias
+    pattern = is_op("relax.multiply")(inner, scale) | is_op("relax.multiply")(scale, inner)
+
+    def rewrite(mul: Expr, m: Match) -> Optional[Expr]:
+        from ..op import add
+
+        conv_call: Call = m.value(conv)
+        ctx = m.ctx
+        if ctx.num_uses(m[conv]) != 1:
+            return None
+        out = conv_call.struct_info
+        if not isinstance(out, TensorStructInfo) or out.ndim != 4 or not isinstance(
+                mul.struct_info, TensorStructInfo) or mul.struct_info.dtype != out.dtype:
+            return None
+        channel_axis = conv_call.attrs.out_layout.index("C")
+        w = constant_value(m.value(weight))
+        o_axis = conv_call.attrs.kernel_layout.index("O")
+        channels = w.shape[o_axis]
+        s = constant_value(m.value(scale))
+        vec = None if s is None else _channel_vector(s, 4, channel_axis, channels)
+        if vec is None or not np.all(np.isfinite(vec)):
+            return None
+        shape = [1] * 4
+        shape[o_axis] = channels
+        new_w = (w.astype(np.float64) * vec.reshape(shape)).astype(w.dtype)
+        new_conv = Call(conv_call.op, [m[x], Constant(new_w)], conv_call.attrs,
+                        span=conv_call.span)
+        if bias not in m:
+            return new_conv
+        if ctx.num_uses(m[with_bias]) != 1:
+            return None
+        b = _channel_vector(constant_value(m.value(bias)), 4, channel_axis, channels)
+        if b is None:
+            return None
+        bias_shape = [1] * 4
+        bias_shape[channel_axis] = channels
+        new_bias = (b * vec).reshape(bias_shape).astype(to_numpy_dtype(out.dtype))
+        return add(new_conv, Constant(new_bias))
+
+    return RewriteRule(pattern, rewrite, "fold-channel-scale-into-conv2d")
 
 
 def FoldBatchnormToConv2D() -> Any:  # noqa: N802 - pass constructors are CamelCase

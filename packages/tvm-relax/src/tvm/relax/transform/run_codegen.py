@@ -7,6 +7,10 @@ module defining one packed function per ``global_symbol`` (``docs/abi.md``).  Ca
 function become ``R.call_dps_packed("<global_symbol>", args, out_sinfo)``, the functions
 leave the module and the modules are kept in its attribute ``external_mods`` (a tuple),
 which ``relax.build`` links into the executable.
+
+A function handed to its backend carries ``constant_params``: the indices of the parameters
+that every call passes a constant (a weight), so the backend may prepare them once (e.g.
+reorder a weight into the layout its kernel wants) instead of on every call.
 """
 
 from __future__ import annotations
@@ -17,8 +21,8 @@ from tvm.ir.base import GlobalVar
 from tvm.ir.module import IRModule
 from tvm.ir.transform import PassContext, module_pass
 
-from ..expr import Call, ExternFunc, Function
-from ..expr_functor import ExprMutator
+from ..expr import Call, Constant, ExternFunc, Function
+from ..expr_functor import ExprMutator, ExprVisitor
 from ..struct_info import TensorStructInfo, TupleStructInfo
 from ._graph_utils import relax_functions
 
@@ -45,6 +49,28 @@ class _CallRewriter(ExprMutator):
         return new
 
 
+class _ConstantArguments(ExprVisitor):
+    """Per callee name: the argument positions that are constants at every call seen."""
+
+    def __init__(self, names: set[str]) -> None:
+        self.names = names
+        self.found: dict[str, set[int]] = {}
+
+    def visit_call_(self, call: Call) -> None:
+        super().visit_call_(call)
+        if isinstance(call.op, GlobalVar) and call.op.name_hint in self.names:
+            here = {k for k, a in enumerate(call.args) if isinstance(a, Constant)}
+            name = call.op.name_hint
+            self.found[name] = self.found[name] & here if name in self.found else here
+
+
+def _constant_params(mod: IRModule, names: set[str]) -> dict[str, tuple[int, ...]]:
+    visitor = _ConstantArguments(names)
+    for _, func in relax_functions(mod):
+        visitor.visit_expr(func)
+    return {n: tuple(sorted(k)) for n, k in visitor.found.items() if k}
+
+
 def RunCodegen(  # noqa: N802 - TVM's pass name
     target_options: Optional[dict[str, Any]] = None,
     entry_functions: Optional[Sequence[str]] = None,
@@ -60,9 +86,14 @@ def RunCodegen(  # noqa: N802 - TVM's pass name
 
         by_backend: dict[str, list[tuple[str, Function]]] = {}
         symbols: dict[str, tuple[str, Any]] = {}
+        marked = {gv.name_hint for gv, f in mod.items()
+                  if isinstance(f, Function) and f.attrs.get("Codegen")}
+        constants = _constant_params(mod, marked) if marked else {}
         for gv, func in list(mod.items()):
             if not isinstance(func, Function) or not func.attrs.get("Codegen"):
                 continue
+            if gv.name_hint in constants:
+                func = func.with_attr("constant_params", constants[gv.name_hint])
             backend = str(func.attrs["Codegen"])
             symbol = str(func.attrs.get("global_symbol") or gv.name_hint)
             ret = func.ret_struct_info

@@ -45,17 +45,18 @@ __all__ = ["build", "default_pipeline", "vm_lowering_pipeline", "bind_params",
            "schedule_and_prepack"]
 
 
-def default_pipeline(opt_level: Optional[int] = None) -> Sequential:
+def default_pipeline(opt_level: Optional[int] = None, graph: bool = True) -> Sequential:
     """Graph-level passes run by :func:`build` before VM lowering: the graph pipeline of
-    ``opt_level`` (default: the current PassContext's), then legalization and fusion."""
+    ``opt_level`` (default: the current PassContext's; left out with ``graph=False``), then
+    legalization and fusion."""
     from .. import transform as T
 
     if opt_level is None:
         opt_level = PassContext.current().opt_level
     passes: list[Pass] = []
-    graph = getattr(T, "get_default_graph_pipeline", None)
-    if graph is not None:
-        passes.append(graph(opt_level))
+    graph_pipeline = getattr(T, "get_default_graph_pipeline", None)
+    if graph and graph_pipeline is not None:
+        passes.append(graph_pipeline(opt_level))
     passes += [T.LegalizeOps(), T.AnnotateTIROpPattern(), T.FuseOps(), T.FuseTIR()]
     dce = getattr(T, "DeadCodeElimination", None)
     if dce is not None:
@@ -170,7 +171,8 @@ def build(
     JIT-compiles for this machine).  ``params`` binds parameters of ``main`` to constants; ``pipeline`` replaces the graph
     passes (a Pass, or None to skip them; the VM lowering always runs).
     ``offload`` names external backends (``["cblas"]``, :mod:`tvm.relax.backend`) that take
-    the ops their patterns match before anything else runs; functions already marked
+    the ops their patterns match, after the graph passes of the default pipeline (so that
+    batch norms are already folded into convolutions) and before legalization; functions already marked
     ``Codegen`` (``partition_for_<backend>``) are compiled by their backends either way.
     The executable's ``offload_report`` says what went where and why other ops stayed (also
     logged at INFO level to logger ``tvm.relax.backend``).
@@ -188,13 +190,21 @@ def build(
     tgt = as_target(target)
     if params:
         mod = bind_params(mod, params)
-    mod, external_mods, report = _run_external_codegen(mod, offload)
-    if pipeline == "default":
+    if pipeline == "default" and offload:
+        # the graph passes before partitioning, so that the patterns see what they fold
+        # (batch norms into convolution weights and a bias add)
+        from .. import transform as T
+
+        with tgt:
+            mod = T.get_default_graph_pipeline(PassContext.current().opt_level)(mod)
+        graph = default_pipeline(graph=False)
+    elif pipeline == "default":
         graph = default_pipeline()
     elif pipeline is None or isinstance(pipeline, Pass):
         graph = pipeline
     else:
         raise TypeError(f"relax.build: pipeline must be 'default', a Pass or None, got {pipeline!r}")
+    mod, external_mods, report = _run_external_codegen(mod, offload)
     if exec_mode == "aot":
         from ..aot import AOTError, build_aot
 

@@ -1,0 +1,111 @@
+"""Patterns, check and composite reader for convolution backends (DNN libraries).
+
+:func:`conv2d_patterns` gives, most specific first, ``<backend>.conv2d_bias_relu``
+(``relu(add(conv2d(x, w), b))``), ``<backend>.conv2d_bias``, ``<backend>.conv2d_relu`` and
+``<backend>.conv2d``.  Their check (:func:`check_float32_conv2d`) takes float32 tensors of
+static shape in ``NCHW`` / ``OIHW`` (grouped and depthwise included, any strides, padding and
+dilation) and a bias broadcast along the channel axis only (``(1, C, 1, 1)``, ``(C, 1, 1)``).
+:func:`read_conv2d_composite` reads a matched composite function back for code generation.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Optional
+
+from ..dpl import is_op, wildcard
+from ..expr import Function
+from .matmul import static_shape
+from .registry import FusionPattern, PatternCheckContext
+
+__all__ = ["conv2d_patterns", "check_float32_conv2d", "Conv2DSpec", "read_conv2d_composite"]
+
+
+def conv2d_patterns(backend: str) -> list[FusionPattern]:
+    """The four conv2d patterns of ``backend`` (see the module docstring)."""
+    out = []
+    for bias in (True, False):
+        for relu in (True, False):
+            conv = is_op("relax.nn.conv2d")(wildcard(), wildcard())
+            pat = is_op("relax.add")(conv, wildcard()) if bias else conv
+            pat = is_op("relax.nn.relu")(pat) if relu else pat
+            name = "conv2d" + ("_bias" if bias else "") + ("_relu" if relu else "")
+            out.append(FusionPattern(f"{backend}.{name}", pat, {"conv": conv},
+                                     check_float32_conv2d))
+    return out
+
+
+def _ints(values: Any) -> list[int]:
+    return [int(getattr(v, "value", v)) for v in values]
+
+
+def check_float32_conv2d(ctx: PatternCheckContext) -> Optional[str]:
+    """None if a float32 library convolution can compute the match, else why not."""
+    backend = ctx.backend or "the library"
+    conv = ctx.annotated["conv"]
+    data, weight = conv.args
+    attrs = conv.attrs
+    for name, e in (("output", ctx.root), ("data", data), ("weight", weight)):
+        s = getattr(e, "struct_info_", None)
+        dtype = getattr(s, "dtype", None)
+        if dtype != "float32":
+            return f"{name} has dtype {dtype}, {backend} takes float32"
+        if static_shape(e) is None:
+            return f"{name} has a symbolic or unknown shape {s}, {backend} needs static shapes"
+    layouts = (attrs.data_layout, attrs.kernel_layout, attrs.out_layout or attrs.data_layout)
+    if layouts != ("NCHW", "OIHW", "NCHW"):
+        return f"layouts {layouts}: {backend} takes data NCHW, kernel OIHW, output NCHW"
+    if str(attrs.out_dtype) not in ("void", "", "None", "float32"):
+        return f"out_dtype {attrs.out_dtype} is not float32"
+    node = ctx.root
+    if getattr(node.op, "name", "") == "relax.nn.relu":
+        node = ctx.bindings.get(node.args[0], node.args[0])
+    if node is conv:
+        return None
+    bias = node.args[1]
+    channels = static_shape(conv)[1]
+    sbias = static_shape(bias)
+    if sbias is None or getattr(getattr(bias, "struct_info_", None), "dtype", None) != "float32":
+        return "bias is not a float32 tensor of static shape"
+    if tuple(sbias) not in ((1, channels, 1, 1), (channels, 1, 1)):
+        return f"bias of shape {sbias} is not broadcast along the channel axis only"
+    return None
+
+
+@dataclasses.dataclass(frozen=True)
+class Conv2DSpec:
+    """A conv2d composite: parameter indices of data, weight and the optional bias, the
+    convolution's geometry and whether a relu follows."""
+
+    data: int
+    weight: int
+    bias: Optional[int]
+    relu: bool
+    strides: tuple[int, int]
+    padding: tuple[int, int, int, int]  # top, left, bottom, right
+    dilation: tuple[int, int]
+    groups: int
+
+
+def read_conv2d_composite(func: Function) -> Conv2DSpec:
+    """The :class:`Conv2DSpec` of a composite function made from :func:`conv2d_patterns`."""
+    index = {id(p): k for k, p in enumerate(func.params)}
+    values: dict[int, Any] = {}
+    for block in func.body.blocks:
+        for b in block.bindings:
+            values[id(b.var)] = b.value
+    node = values.get(id(func.body.body))
+    relu = getattr(getattr(node, "op", None), "name", "") == "relax.nn.relu"
+    if relu:
+        node = values[id(node.args[0])]
+    bias = None
+    if getattr(getattr(node, "op", None), "name", "") == "relax.add":
+        conv_var, bias_arg = node.args
+        bias = index[id(bias_arg)]
+        node = values[id(conv_var)]
+    if getattr(getattr(node, "op", None), "name", "") != "relax.nn.conv2d":
+        raise ValueError(f"{func.attrs.get('Composite')}: not a conv2d composite function")
+    a = node.attrs
+    return Conv2DSpec(index[id(node.args[0])], index[id(node.args[1])], bias, relu,
+                      tuple(_ints(a.strides)), tuple(_ints(a.padding)),
+                      tuple(_ints(a.dilation)), int(a.groups))
