@@ -238,22 +238,22 @@ class _LocalSession(Session):
 
 
 def create_runner(name: str = "local", **options: Any) -> Runner:
-    """The runner called ``name`` (``local``, ``process``, or one a plugin provides through
-    the ``tvm_runtime_runner`` hook, e.g. an emulator runner of a target package), made with
-    ``options``."""
+    """The runner called ``name`` (``local``, ``process``, ``rpc``, or one a plugin provides
+    through the ``tvm_runtime_runner`` hook, e.g. an emulator runner of a target package),
+    made with ``options``."""
     from ..hooks import call_runtime_hook
 
     runner = call_runtime_hook("tvm_runtime_runner", name=name, options=dict(options),
                                required=True)
     if runner is None:
         raise RunnerUnavailableError(
-            f"no runner named {name!r}; built in: local, process (plugins add more through "
-            "the tvm_runtime_runner hook, e.g. a target package's 'qemu')")
+            f"no runner named {name!r}; built in: local, process, rpc (plugins add more "
+            "through the tvm_runtime_runner hook, e.g. a target package's 'qemu')")
     return runner
 
 
 class BuiltinRunnerPlugin:
-    """The ``local`` and ``process`` runners."""
+    """The ``local``, ``process`` and ``rpc`` runners."""
 
     @staticmethod
     @hookimpl(trylast=True)
@@ -266,4 +266,8 @@ class BuiltinRunnerPlugin:
             from .process import ProcessRunner
 
             return ProcessRunner(**options)
+        if name == "rpc":
+            from ..rpc import RPCRunner
+
+            return RPCRunner(**options)
         return None
