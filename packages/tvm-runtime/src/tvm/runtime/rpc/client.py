@@ -108,6 +108,9 @@ class RPCSession(Session):
             self._conn.close()
             raise
         self._closed = False
+        limit = welcome.get("max_frame")
+        if type(limit) is int and 0 < limit < self._conn.max_frame:
+            self._conn.max_frame = limit  # refuse here what the server would refuse
         #: the server's machine (``aarch64`` for a server running its kernels under qemu)
         self.machine: str = str(welcome.get("machine", ""))
         #: how the server runs kernels (its runner's description)

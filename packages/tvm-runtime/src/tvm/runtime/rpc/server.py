@@ -276,6 +276,8 @@ class _ClientSession:
         return {"module": module.module_id, "meta": module.meta}, []
 
     def op_call(self, header: dict[str, Any], blobs: list[memoryview]) -> tuple[dict, list]:
+        if self.backend is not None and not self.backend.alive:
+            self.modules.clear()  # a kernel crashed the runner, and its modules with it
         module = self.modules.get(header.get("module"))  # type: ignore[arg-type]
         if module is None or self.backend is not module.session:
             raise KeyError(f"call: module {header.get('module')!r} is not loaded in this "
