@@ -294,7 +294,8 @@ def test_random_bytes_never_stop_the_server(server, kernel_lib):
 
 def test_the_tracker_hands_each_server_to_one_client_at_a_time(kernel_lib):
     with rpc.Tracker() as tracker, \
-            rpc.RPCServer(tracker=tracker.address, device_key="board") as srv:
+            rpc.RPCServer(tracker=tracker.address, device_key="board",
+                          assign_timeout=1.0) as srv:
         _wait_registered(srv)
         client = rpc.connect_tracker(*tracker.address)
         assert client.summary() == [{"device_key": "board", "host": "127.0.0.1",
@@ -315,14 +316,17 @@ def test_the_tracker_hands_each_server_to_one_client_at_a_time(kernel_lib):
         # a server the tracker manages takes only the clients the tracker sends
         with pytest.raises(rpc.RPCError, match="managed by the tracker"):
             rpc.connect(*srv.address)
-        # a client that was given a server but never came does not hold it forever
-        host, port, _token = client.assign("board")
+        # a client that was given a server but never came holds it only for a while
+        client.assign("board")
         assert client.summary()[0]["busy"] is True
         client.close()
         runner = rpc.RPCRunner(tracker=tracker.address, device_key="board",
-                               request_timeout=0.5)
-        with pytest.raises(TimeoutError):
+                               request_timeout=0.3)
+        with pytest.raises(TimeoutError, match="all busy"):
             runner.session()
+        runner.request_timeout = 10.0
+        with runner.session() as s:  # after the server's assign_timeout (1 s)
+            assert s.alive
 
 
 def test_the_tracker_forgets_a_server_that_stops_and_needs_its_key(kernel_lib):

@@ -65,7 +65,8 @@ class RPCServer:
     under ``device_key`` (``tracker_key``: the tracker's shared key).  ``max_frame``: the
     largest message accepted; ``max_tensor_bytes``: the tensors one session may hold;
     ``handshake_timeout`` / ``idle_timeout``: seconds a client may take to say hello / to
-    send its next request; ``max_sessions``: clients served at once.
+    send its next request; ``max_sessions``: clients served at once; ``assign_timeout``:
+    seconds a client the tracker sent has to arrive before the server is free again.
     """
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, *, key: str | None = None,
@@ -73,7 +74,8 @@ class RPCServer:
                  device_key: str = "default", tracker_key: str | None = None,
                  max_frame: int = DEFAULT_MAX_FRAME, max_tensor_bytes: int = 4 << 30,
                  handshake_timeout: float = 10.0, idle_timeout: float = 600.0,
-                 max_sessions: int = 4, advertise_host: str | None = None) -> None:
+                 max_sessions: int = 4, advertise_host: str | None = None,
+                 assign_timeout: float = 30.0) -> None:
         runner = runner if runner is not None else ProcessRunner()
         if not isinstance(runner, ProcessRunner):
             raise TypeError("RPCServer: runner must be a ProcessRunner (a child process "
@@ -97,7 +99,8 @@ class RPCServer:
         self._conns: set[Connection] = set()
         self._lock = threading.Lock()
         self._active = 0
-        self._tracker = _TrackerLink(self, tracker, tracker_key) if tracker else None
+        self._tracker = _TrackerLink(self, tracker, tracker_key, assign_timeout) \
+            if tracker else None
 
     # ------------------------------------------------------------------ life cycle
 
@@ -371,10 +374,10 @@ class _TrackerLink:
     """The server's registration with a tracker: it keeps the connection (reconnecting
     when it drops), learns the tokens of the clients sent to it, and says when it is free."""
 
-    ASSIGN_TIMEOUT = 30.0
-
-    def __init__(self, server: RPCServer, address: tuple[str, int], key: str | None) -> None:
+    def __init__(self, server: RPCServer, address: tuple[str, int], key: str | None,
+                 assign_timeout: float) -> None:
         self.server = server
+        self.assign_timeout = float(assign_timeout)
         self.address = (address[0], int(address[1]))
         self.key = key
         self._cond = threading.Condition()
@@ -440,7 +443,7 @@ class _TrackerLink:
 
     def _expire(self, token: str) -> None:
         """Free the server when the client it was assigned to never comes."""
-        self.server._stop.wait(self.ASSIGN_TIMEOUT)
+        self.server._stop.wait(self.assign_timeout)
         with self._cond:
             if self._token == token:
                 self._token = None
