@@ -155,7 +155,7 @@ def test_server_errors_come_back_as_exceptions_and_the_session_goes_on(server, k
             s.load_module(crash)["segfault"]()
         with pytest.raises(KeyError, match="not loaded in this session"):
             mod["add_scalar"](*_args())  # the crash took the runner's modules with it
-        mod = s.load(s.upload(kernel_lib))  # the session goes on in a fresh runner
+        mod = s.load_module(kernel_lib)  # the session goes on in a fresh runner
         np.testing.assert_array_equal(s.run(mod, "add_scalar", _args()).output(1),
                                       np.arange(8, dtype="float32") + 2.5)
 

@@ -26,7 +26,15 @@ from ..error import ModuleLoadError
 from ..file_seal import check_seal, seal_bytes
 from ..module import Module
 from ..packed_func import ParamInfo
-from ..runner.base import Runner, RunResult, Session, _check_counts, tensor_indices
+from ..runner.base import (
+    Runner,
+    RunnerError,
+    RunnerTimeoutError,
+    RunResult,
+    Session,
+    _check_counts,
+    tensor_indices,
+)
 from ..runner.process import RemoteModule, _host_array
 from ..tensor import Tensor
 from .protocol import (
@@ -228,9 +236,14 @@ class RPCSession(Session):
         for i, value in enumerate(args):
             param = params[i] if params and i < len(params) else None
             wire.append(_wire_arg(symbol, i, value, param, blobs, self))
-        header, out = self.request("call", blobs, module=module_id, symbol=symbol, args=wire,
-                                   returned=sorted(returned), number=number, repeat=repeat,
-                                   update=update)
+        try:
+            header, out = self.request("call", blobs, module=module_id, symbol=symbol,
+                                       args=wire, returned=sorted(returned), number=number,
+                                       repeat=repeat, update=update)
+        except RunnerError as err:
+            if type(err) in (RunnerError, RunnerTimeoutError):
+                self._modules.clear()  # the server's runner died and its modules with it
+            raise
         sent = header.get("returned", [])
         if len(sent) != len(out):
             raise RPCError(f"{self._what}: the reply lists {len(sent)} tensors and holds "
