@@ -108,7 +108,7 @@ class RPCSession(Session):
         except OSError as err:
             raise RPCError(f"rpc: cannot connect to {host}:{port}: {err}") from None
         self._conn = Connection(sock, timeout=runner.timeout, max_frame=runner.max_frame,
-                                peer=f"{host}:{port}")
+                                peer=f"server {host}:{port}")
         self._lock = threading.Lock()
         try:
             welcome = introduce(self._conn, runner.key, "server", token=token)

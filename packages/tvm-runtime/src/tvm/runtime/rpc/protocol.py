@@ -21,7 +21,8 @@ in constant time (:func:`hmac.compare_digest`) on both sides, so a key is never 
 each side proves it knows it.
 
 **Replies**: ``{"ok": true, ...}`` or ``{"ok": false, "error": {"type": T, "message": M}}``;
-the client raises the error as the Python exception ``T`` names where that is one of
+the client raises the error, prefixed with the peer (``rpc server HOST:PORT: ...``), as the
+Python exception ``T`` names where that is one of
 :data:`ERROR_TYPES`, else :class:`RPCError`.
 """
 
@@ -229,10 +230,11 @@ def raise_reply(header: dict[str, Any], peer: str) -> dict[str, Any]:
     if not isinstance(err, dict):
         raise RPCProtocolError(f"rpc: {peer} answered {header!r}, neither ok nor an error")
     kind, message = str(err.get("type", "")), str(err.get("message", ""))
+    message = message.removeprefix("rpc: ")
     cls = ERROR_TYPES.get(kind)
     if cls is None:
-        raise RPCError(f"rpc server {peer}: {kind}: {message}")
-    raise cls(f"rpc server {peer}: {message}")
+        raise RPCError(f"rpc {peer}: {kind}: {message}")
+    raise cls(f"rpc {peer}: {message}")
 
 
 # ---------------------------------------------------------------------------- tensors
@@ -324,16 +326,14 @@ def introduce(conn: Connection, key: str | bytes | None, expect_role: str,
         raise RPCProtocolError(f"rpc: {conn.peer} speaks protocol {hello.get('protocol')!r}; "
                                f"this client speaks {PROTOCOL}")
     if hello.get("auth") and key is None:
-        raise RPCAuthError(f"rpc: the {expect_role} at {conn.peer} requires a shared key "
-                           "(key=)")
+        raise RPCAuthError(f"rpc: {conn.peer} requires a shared key (key=)")
     nonce = new_nonce()
     code = auth_code(key, "client", str(hello.get("nonce"))) if key is not None else None
     conn.send({"op": "hello", "protocol": PROTOCOL, "nonce": nonce, "auth": code, **extra})
     reply = raise_reply(conn.recv()[0], conn.peer)
     if key is not None and hello.get("auth") and not check_code(key, "server", nonce,
                                                                  reply.get("proof")):
-        raise RPCAuthError(f"rpc: the {expect_role} at {conn.peer} could not prove it knows "
-                           "the shared key")
+        raise RPCAuthError(f"rpc: {conn.peer} could not prove it knows the shared key")
     return reply
 
 

@@ -400,7 +400,7 @@ class _TrackerLink:
         while not self.server._stop.is_set():
             try:
                 sock = socket.create_connection(self.address, timeout=10)
-                conn = Connection(sock, timeout=None, peer=f"tracker {self.address}")
+                conn = Connection(sock, timeout=None, peer=f"tracker {self.address[0]}:{self.address[1]}")
                 conn.settimeout(10)
                 introduce(conn, self.key, "tracker")
                 host, port = self.server.advertised()
