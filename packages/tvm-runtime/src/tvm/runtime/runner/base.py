@@ -3,7 +3,8 @@
 A :class:`Runner` runs kernels of an exported library (``docs/abi.md``) somewhere: in this
 process (:class:`LocalRunner`), in a child process (:class:`~.process.ProcessRunner`,
 optionally under an emulator such as qemu-user, which the llvm target provides as the
-``qemu`` runner), later on a remote device.  Tests, benchmarks and the auto-tuner talk to
+``qemu`` runner), or on a remote device through RPC (:mod:`tvm.runtime.rpc`, the ``rpc``
+runner).  Tests, benchmarks and the auto-tuner talk to
 this interface only::
 
     result = runner.run("k.so", "matmul", [a, b, c], number=1, repeat=5)
