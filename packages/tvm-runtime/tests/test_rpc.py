@@ -215,17 +215,30 @@ def test_protocol_version_mismatch_is_refused(server, kernel_lib):
 
 
 def test_oversized_frames_are_refused_on_both_sides(kernel_lib):
-    with rpc.RPCServer(max_frame=1 << 16) as srv:
+    with rpc.RPCServer(max_frame=1 << 17) as srv:
         sock, conn = _raw(srv)
+        conn.send({"op": "hello", "protocol": 1, "nonce": "n"})
+        assert conn.recv()[0]["max_frame"] == 1 << 17
         sock.sendall(struct.pack("<4sIQ", MAGIC, 10, 1 << 40))
         reply, _ = conn.recv()
-        assert reply["fatal"] and "over the limit of 65536 bytes" in reply["error"]["message"]
+        assert reply["fatal"] and "over the limit of 131072 bytes" in reply["error"]["message"]
         assert sock.recv(1) == b""  # and the server closed the connection
         sock.close()
         with rpc.connect(*srv.address) as s:  # the client learns the limit at the hello
-            with pytest.raises(rpc.RPCProtocolError, match="over the frame limit of 65536"):
+            s.upload(b"\0" * (1 << 16), "fits.so")
+            with pytest.raises(rpc.RPCProtocolError, match="over the frame limit of 131072"):
                 s.upload(b"\0" * (1 << 17), "big.so")
         _still_serves(srv, kernel_lib)
+
+
+def test_before_the_handshake_only_small_frames_are_read(server, kernel_lib):
+    """A client that has not proved the key cannot make the server hold big buffers."""
+    sock, conn = _raw(server)
+    sock.sendall(struct.pack("<4sIQ", MAGIC, 100, 1 << 20))
+    reply, _ = conn.recv()
+    assert reply["fatal"] and "over the limit of 65536 bytes" in reply["error"]["message"]
+    sock.close()
+    _still_serves(server, kernel_lib)
 
 
 @pytest.mark.parametrize("frame, message", [

@@ -53,6 +53,8 @@ from .protocol import (
 __all__ = ["RPCServer"]
 
 log = logging.getLogger("tvm.rpc.server")
+#: the largest frame a client may send before the handshake is done
+HANDSHAKE_FRAME = 1 << 16
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
 
 
@@ -134,7 +136,9 @@ class RPCServer:
             conn.close()
         if self._tracker is not None:
             self._tracker.stop()
-        for t in list(self._threads):
+        with self._lock:
+            threads = list(self._threads)
+        for t in threads:
             if t is not threading.current_thread():
                 t.join(10)
 
@@ -146,14 +150,16 @@ class RPCServer:
 
     def _spawn(self, fn: Any, name: str) -> None:
         t = threading.Thread(target=fn, name=name, daemon=True)
-        self._threads = [x for x in self._threads if x.is_alive()]
-        self._threads.append(t)
+        with self._lock:
+            self._threads = [x for x in self._threads if x.is_alive()]
+            self._threads.append(t)
         t.start()
 
     # ------------------------------------------------------------------ one client
 
     def _serve_client(self, sock: socket.socket) -> None:
-        conn = Connection(sock, timeout=self.handshake_timeout, max_frame=self.max_frame)
+        # until the client has proved the key, it may send only small frames
+        conn = Connection(sock, timeout=self.handshake_timeout, max_frame=HANDSHAKE_FRAME)
         with self._lock:
             self._conns.add(conn)
         token = None
@@ -173,6 +179,7 @@ class RPCServer:
                 welcome(conn, self.key, nonce, machine=_machine(self.runner),
                         runner=self.runner.describe(), max_frame=self.max_frame)
                 conn.settimeout(self.idle_timeout)
+                conn.max_frame = self.max_frame
                 _ClientSession(self, conn).serve()
             finally:
                 with self._lock:

@@ -91,7 +91,9 @@ class Tracker:
             self._cond.notify_all()
         for conn in conns:
             conn.close()
-        for t in list(self._threads):
+        with self._cond:
+            threads = list(self._threads)
+        for t in threads:
             if t is not threading.current_thread():
                 t.join(10)
 
@@ -103,8 +105,9 @@ class Tracker:
 
     def _spawn(self, fn: Any) -> None:
         t = threading.Thread(target=fn, name="tvm-rpc-tracker", daemon=True)
-        self._threads = [x for x in self._threads if x.is_alive()]
-        self._threads.append(t)
+        with self._cond:
+            self._threads = [x for x in self._threads if x.is_alive()]
+            self._threads.append(t)
         t.start()
 
     # ------------------------------------------------------------------ connections

@@ -4,8 +4,7 @@ A :class:`Runner` runs kernels of an exported library (``docs/abi.md``) somewher
 process (:class:`LocalRunner`), in a child process (:class:`~.process.ProcessRunner`,
 optionally under an emulator such as qemu-user, which the llvm target provides as the
 ``qemu`` runner), or on a remote device through RPC (:mod:`tvm.runtime.rpc`, the ``rpc``
-runner).  Tests, benchmarks and the auto-tuner talk to
-this interface only::
+runner).  Tests, benchmarks and the auto-tuner talk to this interface only::
 
     result = runner.run("k.so", "matmul", [a, b, c], number=1, repeat=5)
     result.output(-1), result.times
