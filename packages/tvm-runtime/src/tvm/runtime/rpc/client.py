@@ -316,7 +316,7 @@ class RemoteTensor:
     def numpy(self) -> np.ndarray:
         """Download the tensor's contents."""
         header, blobs = self.session.request("read", tensor=self.id)
-        return decode_array(header["tensor"], blobs)
+        return decode_array(header["tensor"], blobs, copy=False)  # the reply's own buffer
 
     def copyfrom(self, data: Any) -> RemoteTensor:
         """Upload ``data`` (same shape and dtype) into the tensor."""

@@ -156,7 +156,7 @@ class Connection:
                 f"rpc: {self.peer} announced a frame of {head_len} + {payload_len} bytes, "
                 f"over the limit of {self.max_frame} bytes (header limit {MAX_HEADER})")
         try:
-            header = json.loads(self._exact(head_len).decode("utf-8"))
+            header = json.loads(bytes(self._exact(head_len)).decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as err:
             raise RPCProtocolError(f"rpc: {self.peer} sent a header that is not JSON: "
                                    f"{err}") from None
@@ -168,16 +168,16 @@ class Connection:
                 or sum(sizes) != payload_len):
             raise RPCProtocolError(f"rpc: {self.peer} sent blob sizes {sizes!r} that do not "
                                    f"add up to its payload of {payload_len} bytes")
-        payload = memoryview(self._exact(payload_len)) if payload_len else memoryview(b"")
+        payload = self._exact(payload_len) if payload_len else memoryview(b"")
         blobs, pos = [], 0
         for s in sizes:
-            blobs.append(payload[pos:pos + s])
+            blobs.append(payload[pos:pos + s])  # views of the frame's own (writable) buffer
             pos += s
         return header, blobs
 
-    def _exact(self, n: int, first: bool = False) -> bytearray:
-        buf = bytearray(n)
-        view = memoryview(buf)
+    def _exact(self, n: int, first: bool = False) -> memoryview:
+        """``n`` bytes, in a fresh buffer owned by the caller (not zero-filled first)."""
+        view = memoryview(np.empty(n, np.uint8)).cast("B")
         got = 0
         while got < n:
             try:
@@ -193,7 +193,7 @@ class Connection:
                 raise RPCProtocolError(f"rpc: {self.peer} closed the connection in the "
                                        f"middle of a frame ({got} of {n} bytes)")
             got += k
-        return buf
+        return view
 
     def close(self) -> None:
         try:

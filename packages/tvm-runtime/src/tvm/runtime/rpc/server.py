@@ -336,7 +336,7 @@ class _ClientSession:
 
     def op_alloc(self, header: dict[str, Any], blobs: list[memoryview]) -> tuple[dict, list]:
         if "blob" in header:
-            arr = decode_array(header, blobs)
+            arr = decode_array(header, blobs, copy=False)  # the frame's buffer is ours
         else:
             shape, dtype = check_shape(header)
             arr = np.zeros(shape, dtype)
