@@ -100,3 +100,25 @@ def test_tune_a_tiny_matmul_measuring_over_rpc(server, tmp_path):
     assert all(len(r.run_secs) == 2 and all(t > 0 for t in r.run_secs) for r in measured)
     assert db.query_schedule(_matmul(), "llvm -num-cores=1") is not None
     assert (Path(tmp_path) / "logs").is_dir()
+
+
+def test_tune_an_aarch64_matmul_on_an_emulated_device_over_rpc(tmp_path):
+    """The cross path end to end: candidates built for aarch64 here, measured by an RPC
+    server whose runner is qemu-aarch64 (the correctness check is left out for a cross
+    target: the untuned kernel cannot run here)."""
+    from tvm.runtime.runner import RunnerUnavailableError, create_runner
+
+    target = "llvm -mtriple=aarch64-linux-gnu -mattr=+neon -num-cores=1"
+    qemu = create_runner("qemu", target=target)
+    try:
+        qemu.check_available()
+        qemu.server_path()
+    except RunnerUnavailableError as err:
+        pytest.skip(str(err))
+    with rpc.RPCServer(runner=qemu, key=KEY) as srv, \
+            RPCRunner(*srv.address, key=KEY, number=1, repeat=2, min_repeat_ms=1) as runner:
+        db = ms.tune_tir(_matmul(), target, tmp_path, max_trials_global=3,
+                         num_trials_per_iter=3, runner=runner, cost_model=None,
+                         strategy="replay-trace", seed=0, progress=False)
+    records = db.get_all_tuning_records()
+    assert len(records) == 3 and all(r.run_secs and len(r.run_secs) == 2 for r in records)
