@@ -247,6 +247,7 @@ def test_before_the_handshake_only_small_frames_are_read(server, kernel_lib):
     (struct.pack("<4sIQ", MAGIC, 2, 0) + b"[]", "not a JSON object"),
     (struct.pack("<4sIQ", MAGIC, 13, 3) + b'{"blobs":[9]}abc', "do not add up"),
     (struct.pack("<4sIQ", MAGIC, 2 << 20, 0), "header limit"),
+    (struct.pack("<4sIQ", MAGIC, 40000, 0) + b"[" * 40000, "RecursionError"),
 ])
 def test_garbage_frames_close_the_connection_with_a_clear_error(server, kernel_lib, frame,
                                                                  message):
@@ -275,6 +276,44 @@ def test_a_silent_client_times_out(server, kernel_lib):
     assert sock.recv(1) == b""  # closed after the handshake timeout (2 s)
     assert time.monotonic() - start < 10
     sock.close()
+    _still_serves(server, kernel_lib)
+
+
+def _random_request(rng: random.Random, module: int, symbols: list[str]) -> dict:
+    """A request of a known op with random, mostly wrong, fields (a call often names the
+    loaded module and one of its functions, so that its arguments reach the runner)."""
+    values = [None, True, -1, 0, 1, 2, 7, 2**70, 1.5, "x", "../x.so", [], [1, "a"],
+              {"tensor": 1}, {"tensor": "a"}, {"blob": 0, "dtype": "float32", "shape": [2]},
+              {"blob": 0, "dtype": "uint8", "shape": [4]}, {"dtype": "object"}]
+    op = rng.choice(["info", "upload", "load", "call", "call", "call", "alloc", "write",
+                     "read", "free"])
+    fields = {f: rng.choice(values) for f in rng.sample(
+        ["name", "module", "symbol", "args", "returned", "number", "repeat", "tensor",
+         "shape", "dtype", "blob", "update"], rng.randrange(0, 6))}
+    if op == "call" and rng.random() < 0.8:
+        fields.update(module=module, symbol=rng.choice(symbols),
+                      args=[rng.choice(values) for _ in range(rng.randrange(0, 5))],
+                      returned=rng.choice([[], [0, 1], [5], ["x"]]))
+    return {"op": op, **fields}
+
+
+def test_random_requests_after_the_handshake_are_errors_not_crashes(server, kernel_lib):
+    rng = random.Random(7)
+    with rpc.connect(*server.address) as s:
+        mod = s.load_module(kernel_lib)
+        symbols = [f.symbol for f in mod._functions.values() if f.name != "parallel_meet"]
+        s.cpu().empty((2,), "float32")  # tensor 1
+        for _ in range(300):
+            header = _random_request(rng, mod.module_id, symbols)
+            blobs = [rng.randbytes(rng.randrange(0, 16))] if rng.random() < 0.5 else []
+            try:
+                s.request(header.pop("op"), blobs, **header)
+            except (rpc.RPCError, ValueError, TypeError, KeyError, FileNotFoundError,
+                    IndexError, MemoryError, OverflowError, KernelError, ModuleLoadError):
+                pass
+            assert s.alive, header
+        np.testing.assert_array_equal(s.run(mod, "add_scalar", _args()).output(1),
+                                      np.arange(8, dtype="float32") + 2.5)
     _still_serves(server, kernel_lib)
 
 

@@ -157,9 +157,9 @@ class Connection:
                 f"over the limit of {self.max_frame} bytes (header limit {MAX_HEADER})")
         try:
             header = json.loads(bytes(self._exact(head_len)).decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as err:
             raise RPCProtocolError(f"rpc: {self.peer} sent a header that is not JSON: "
-                                   f"{err}") from None
+                                   f"{type(err).__name__}: {err}") from None
         if not isinstance(header, dict):
             raise RPCProtocolError(f"rpc: {self.peer} sent a header that is not a JSON "
                                    f"object ({type(header).__name__})")

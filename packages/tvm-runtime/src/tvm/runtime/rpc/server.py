@@ -204,6 +204,13 @@ class RPCServer:
         return (host, self.address[1])
 
 
+def _id_field(header: dict[str, Any], name: str, op: str) -> int:
+    value = header.get(name)
+    if type(value) is not int:
+        raise ValueError(f"{op}: {name} must be an int id, got {value!r}")
+    return value
+
+
 def _machine(runner: ProcessRunner) -> str:
     return (runner.triple or platform.machine()).split("-")[0]
 
@@ -233,8 +240,11 @@ class _ClientSession:
                     reply, out = handler(header, blobs)
                 except RPCProtocolError:
                     raise
-                except (RunnerError, ValueError, TypeError, KeyError, IndexError, OSError,
-                        MemoryError) as err:
+                except Exception as err:  # noqa: BLE001 - a failed request, told to the client
+                    if not isinstance(err, (RunnerError, ValueError, TypeError, KeyError,
+                                            OSError, MemoryError)):
+                        log.warning("rpc server: %s failed: %s: %s", op, type(err).__name__,
+                                    err)
                     self.conn.send(error_reply(err))
                     continue
                 self.conn.send({"ok": True, **reply}, out)
@@ -288,7 +298,7 @@ class _ClientSession:
     def op_call(self, header: dict[str, Any], blobs: list[memoryview]) -> tuple[dict, list]:
         if self.backend is not None and not self.backend.alive:
             self.modules.clear()  # a kernel crashed the runner, and its modules with it
-        module = self.modules.get(header.get("module"))  # type: ignore[arg-type]
+        module = self.modules.get(_id_field(header, "module", "call"))
         if module is None or self.backend is not module.session:
             raise KeyError(f"call: module {header.get('module')!r} is not loaded in this "
                            "session (a crashed kernel unloads them all)")
@@ -304,11 +314,13 @@ class _ClientSession:
         args: list[Any] = []
         stored: dict[int, int] = {}
         for i, a in enumerate(raw_args):
+            if type(a) is int and not -(1 << 63) <= a < 1 << 63:
+                raise ValueError(f"call: argument {i} ({a}) does not fit in 64 bits")
             if a is None or type(a) in (int, float):
                 args.append(a)
             elif isinstance(a, dict) and "tensor" in a:
-                args.append(self._tensor(a["tensor"]))
-                stored[i] = a["tensor"]
+                stored[i] = _id_field(a, "tensor", "call")
+                args.append(self._tensor(stored[i]))
             else:
                 args.append(decode_array(a, blobs, copy=False))
         returned = {i for i in wanted if type(i) is int and 0 <= i < len(args)
@@ -350,7 +362,7 @@ class _ClientSession:
         return {"tensor": tid}, []
 
     def op_write(self, header: dict[str, Any], blobs: list[memoryview]) -> tuple[dict, list]:
-        dst = self._tensor(header.get("tensor"))
+        dst = self._tensor(_id_field(header, "tensor", "write"))
         src = decode_array(header, blobs, copy=False)
         if src.shape != dst.shape or src.dtype != dst.dtype:
             raise ValueError(f"write: a {src.dtype} tensor of shape {list(src.shape)} does not "
@@ -361,11 +373,11 @@ class _ClientSession:
 
     def op_read(self, header: dict[str, Any], blobs: list[memoryview]) -> tuple[dict, list]:
         out: list[Any] = []
-        desc = encode_array(self._tensor(header.get("tensor")), out)
+        desc = encode_array(self._tensor(_id_field(header, "tensor", "read")), out)
         return {"tensor": desc}, out
 
     def op_free(self, header: dict[str, Any], blobs: list[memoryview]) -> tuple[dict, list]:
-        arr = self.tensors.pop(header.get("tensor"), None)  # type: ignore[arg-type]
+        arr = self.tensors.pop(_id_field(header, "tensor", "free"), None)
         if arr is not None:
             self.tensor_bytes -= arr.nbytes
         return {}, []
