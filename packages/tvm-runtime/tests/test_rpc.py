@@ -38,6 +38,28 @@ int32_t segfault(void* a, int32_t* c, int32_t n, void* r, int32_t* rc, void* h) 
 """
 
 
+def _children() -> set[int]:
+    pids: set[int] = set()
+    for task in os.listdir("/proc/self/task") if os.path.isdir("/proc/self/task") else []:
+        try:
+            with open(f"/proc/self/task/{task}/children") as f:
+                pids.update(int(p) for p in f.read().split())
+        except OSError:
+            pass
+    return pids
+
+
+@pytest.fixture(autouse=True)
+def no_process_left_behind():
+    """Every test ends its servers, and they their runner processes."""
+    before = _children()
+    yield
+    deadline = time.monotonic() + 10
+    while _children() - before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _children() - before, "a test left child processes running"
+
+
 @pytest.fixture
 def server():
     with rpc.RPCServer(handshake_timeout=2.0) as srv:
