@@ -250,6 +250,7 @@ def test_oversized_frames_are_refused_on_both_sides(kernel_lib):
             s.upload(b"\0" * (1 << 16), "fits.so")
             with pytest.raises(rpc.RPCProtocolError, match="over the frame limit of 131072"):
                 s.upload(b"\0" * (1 << 17), "big.so")
+            assert s.alive and s.info()["max_frame"] == 1 << 17  # nothing was sent
         _still_serves(srv, kernel_lib)
 
 

@@ -125,7 +125,6 @@ class RPCSession(Session):
         self.server_runner: str = str(welcome.get("runner", ""))
         self._what = f"rpc session ({host}:{port}, {self.server_runner})"
         self._modules: dict[str, RemoteModule] = {}
-        self._names: dict[int, dict[str, str]] = {}
 
     # ------------------------------------------------------------------ transport
 
@@ -135,10 +134,12 @@ class RPCSession(Session):
         with self._lock:
             if self._closed:
                 raise RPCError(f"{self._what}: the session is closed (during {op})")
+            message = {"op": op, **fields}
+            self._conn.check_size(message, blobs)  # too big: refused, the session goes on
             try:
-                self._conn.send({"op": op, **fields}, blobs)
+                self._conn.send(message, blobs)
                 header, out = self._conn.recv()
-            except RPCError:
+            except BaseException:  # the stream is out of step now (an interrupt too)
                 self._shut()
                 raise
         if header.get("fatal"):
@@ -190,9 +191,7 @@ class RPCSession(Session):
     def load(self, name: str, origin: str | None = None) -> RemoteModule:
         """The uploaded library ``name`` loaded on the server (it checks the seal)."""
         header, _ = self.request("load", name=name)
-        module = RemoteModule(self, int(header["module"]), header["meta"], origin or name)
-        self._names[module.module_id] = {f.symbol: f.name for f in module._functions.values()}
-        return module
+        return RemoteModule(self, int(header["module"]), header["meta"], origin or name)
 
     def load_module(self, path: str | os.PathLike[str] | bytes, trusted: bool = False
                     ) -> RemoteModule:

@@ -123,8 +123,8 @@ class Connection:
     def settimeout(self, timeout: float | None) -> None:
         self.sock.settimeout(timeout)
 
-    def send(self, header: dict[str, Any], blobs: Sequence[bytes | memoryview] = ()) -> None:
-        """Send one frame (``header`` gains ``"blobs"``, the blobs' lengths)."""
+    def _encode(self, header: dict[str, Any], blobs: Sequence[bytes | memoryview]
+                ) -> tuple[bytes, list[memoryview]]:
         views = [memoryview(b).cast("B") for b in blobs]
         head = json.dumps({**header, "blobs": [len(v) for v in views]},
                           separators=(",", ":")).encode("utf-8")
@@ -133,6 +133,17 @@ class Connection:
             raise RPCProtocolError(
                 f"rpc: the message to {self.peer} is {len(head) + total} bytes, over the "
                 f"frame limit of {self.max_frame} (header limit {MAX_HEADER})")
+        return head, views
+
+    def check_size(self, header: dict[str, Any], blobs: Sequence[bytes | memoryview] = ()
+                   ) -> None:
+        """RPCProtocolError when the frame would be over the limit (nothing is sent)."""
+        self._encode(header, blobs)
+
+    def send(self, header: dict[str, Any], blobs: Sequence[bytes | memoryview] = ()) -> None:
+        """Send one frame (``header`` gains ``"blobs"``, the blobs' lengths)."""
+        head, views = self._encode(header, blobs)
+        total = sum(len(v) for v in views)
         try:
             self.sock.sendall(_PREFIX.pack(MAGIC, len(head), total) + head)
             for v in views:
