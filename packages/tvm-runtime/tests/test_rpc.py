@@ -28,13 +28,15 @@ from tvm.runtime.runner import ProcessRunner, RemoteModule, RunnerError, create_
 from tvm.runtime.vm import Executable, VirtualMachine
 
 KEY = "correct horse battery staple"
-CRASH_META = {"version": 1, "target": "c",
-              "functions": [{"name": "segfault", "symbol": "segfault", "params": []}]}
+CRASH_META = {"version": 1, "target": "c", "functions": [
+    {"name": n, "symbol": n, "params": []} for n in ("segfault", "spin_forever")]}
 CRASH_SOURCE = """
 #include <stdint.h>
 const char __tvm_module_meta[] = @META@;
 int32_t segfault(void* a, int32_t* c, int32_t n, void* r, int32_t* rc, void* h) {
   volatile int* p = 0; *p = 1; return 0; }
+int32_t spin_forever(void* a, int32_t* c, int32_t n, void* r, int32_t* rc, void* h) {
+  for (volatile int i = 0;; ++i) {} return 0; }
 """
 
 
@@ -180,6 +182,32 @@ def test_server_errors_come_back_as_exceptions_and_the_session_goes_on(server, k
         mod = s.load_module(kernel_lib)  # the session goes on in a fresh runner
         np.testing.assert_array_equal(s.run(mod, "add_scalar", _args()).output(1),
                                       np.arange(8, dtype="float32") + 2.5)
+
+
+def test_stopping_the_server_ends_a_kernel_still_running(tmp_path):
+    import threading
+
+    crash = compile_shared(CRASH_SOURCE.replace("@META@", c_string_literal(
+        json.dumps(CRASH_META))), tmp_path / "spin.so")
+    srv = rpc.RPCServer().start()
+    errors: list[BaseException] = []
+    with rpc.connect(*srv.address) as s:
+        fn = s.load_module(crash)["spin_forever"]
+
+        def call() -> None:
+            try:
+                fn()
+            except BaseException as err:  # noqa: BLE001 - checked below
+                errors.append(err)
+
+        t = threading.Thread(target=call)
+        t.start()
+        time.sleep(0.3)
+        start = time.monotonic()
+        srv.stop()
+        t.join(10)
+        assert time.monotonic() - start < 5 and not t.is_alive()
+    assert errors and isinstance(errors[0], rpc.RPCError)
 
 
 # ---------------------------------------------------------------------------- the key
@@ -338,6 +366,20 @@ def test_random_requests_after_the_handshake_are_errors_not_crashes(server, kern
         np.testing.assert_array_equal(s.run(mod, "add_scalar", _args()).output(1),
                                       np.arange(8, dtype="float32") + 2.5)
     _still_serves(server, kernel_lib)
+
+
+def test_connections_over_the_limit_are_closed_at_once(kernel_lib):
+    with rpc.RPCServer(max_connections=2, handshake_timeout=5) as srv:
+        held = [_raw(srv)[0] for _ in range(2)]  # two clients that never say hello
+        extra = socket.create_connection(srv.address, timeout=5)
+        assert extra.recv(1) == b""  # closed without a hello
+        extra.close()
+        for sock in held:
+            sock.close()
+        deadline = time.monotonic() + 5
+        while srv._open and time.monotonic() < deadline:
+            time.sleep(0.02)
+        _still_serves(srv, kernel_lib)
 
 
 def test_random_bytes_never_stop_the_server(server, kernel_lib):

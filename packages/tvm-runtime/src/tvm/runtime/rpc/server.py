@@ -67,7 +67,8 @@ class RPCServer:
     under ``device_key`` (``tracker_key``: the tracker's shared key).  ``max_frame``: the
     largest message accepted; ``max_tensor_bytes``: the tensors one session may hold;
     ``handshake_timeout`` / ``idle_timeout``: seconds a client may take to say hello / to
-    send its next request; ``max_sessions``: clients served at once; ``assign_timeout``:
+    send its next request; ``max_sessions``: clients served at once (``max_connections``:
+    connections open at once, handshakes included; more are closed at once); ``assign_timeout``:
     seconds a client the tracker sent has to arrive before the server is free again.
     """
 
@@ -77,7 +78,7 @@ class RPCServer:
                  max_frame: int = DEFAULT_MAX_FRAME, max_tensor_bytes: int = 4 << 30,
                  handshake_timeout: float = 10.0, idle_timeout: float = 600.0,
                  max_sessions: int = 4, advertise_host: str | None = None,
-                 assign_timeout: float = 30.0) -> None:
+                 assign_timeout: float = 30.0, max_connections: int = 64) -> None:
         runner = runner if runner is not None else ProcessRunner()
         if not isinstance(runner, ProcessRunner):
             raise TypeError("RPCServer: runner must be a ProcessRunner (a child process "
@@ -91,6 +92,7 @@ class RPCServer:
         self.handshake_timeout = float(handshake_timeout)
         self.idle_timeout = float(idle_timeout)
         self.max_sessions = 1 if tracker else int(max_sessions)
+        self.max_connections = int(max_connections)
         self.device_key = device_key
         self._sock = socket.create_server((host, port))
         self._sock.settimeout(0.25)
@@ -99,6 +101,8 @@ class RPCServer:
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self._conns: set[Connection] = set()
+        self._sessions: set[_ClientSession] = set()
+        self._open = 0  # connections accepted and not yet closed
         self._lock = threading.Lock()
         self._active = 0
         self._tracker = _TrackerLink(self, tracker, tracker_key, assign_timeout) \
@@ -124,6 +128,14 @@ class RPCServer:
                 if self._stop.is_set():
                     break
                 raise
+            with self._lock:
+                full = self._open >= self.max_connections
+                self._open += not full
+            if full:
+                log.warning("rpc server: %d connections open; refusing another",
+                            self.max_connections)
+                sock.close()
+                continue
             self._spawn(lambda s=sock: self._serve_client(s), "tvm-rpc-session")
 
     def stop(self) -> None:
@@ -131,9 +143,12 @@ class RPCServer:
         self._stop.set()
         self._sock.close()
         with self._lock:
-            conns = list(self._conns)
+            conns, sessions = list(self._conns), list(self._sessions)
         for conn in conns:
             conn.close()
+        for session in sessions:  # a kernel still running ends now
+            if session.backend is not None:
+                session.backend.kill()
         if self._tracker is not None:
             self._tracker.stop()
         with self._lock:
@@ -180,7 +195,14 @@ class RPCServer:
                         runner=self.runner.describe(), max_frame=self.max_frame)
                 conn.settimeout(self.idle_timeout)
                 conn.max_frame = self.max_frame
-                _ClientSession(self, conn).serve()
+                session = _ClientSession(self, conn)
+                with self._lock:
+                    self._sessions.add(session)
+                try:
+                    session.serve()
+                finally:
+                    with self._lock:
+                        self._sessions.discard(session)
             finally:
                 with self._lock:
                     self._active -= 1
@@ -195,6 +217,7 @@ class RPCServer:
             conn.close()
             with self._lock:
                 self._conns.discard(conn)
+                self._open -= 1
             if token is not None and self._tracker is not None:
                 self._tracker.release(token)
 
