@@ -348,6 +348,17 @@ def _random_request(rng: random.Random, module: int, symbols: list[str]) -> dict
     return {"op": op, **fields}
 
 
+def test_an_idle_session_is_closed_by_the_server(kernel_lib):
+    with rpc.RPCServer(idle_timeout=0.5) as srv:
+        s = rpc.connect(*srv.address)
+        s.load_module(kernel_lib)
+        time.sleep(1.5)
+        with pytest.raises(rpc.RPCError, match="closed the connection"):
+            s.info()
+        assert not s.alive
+        _still_serves(srv, kernel_lib)
+
+
 def test_random_requests_after_the_handshake_are_errors_not_crashes(server, kernel_lib):
     rng = random.Random(7)
     with rpc.connect(*server.address) as s:
