@@ -29,7 +29,7 @@ from collections.abc import Iterable
 from .error import ModuleLoadError
 
 __all__ = ["SEAL_MAGIC", "SEAL_SIZE", "write_file", "write_sealed", "seal_file", "check_seal",
-           "sealed_payload_length"]
+           "sealed_payload_length", "seal_bytes"]
 
 SEAL_MAGIC = b"TVMSEAL1"
 _SEAL = struct.Struct("<32sQ8s")
@@ -78,6 +78,17 @@ def write_sealed(path: str | os.PathLike[str], chunks: Iterable[bytes], mode: in
         length += len(chunk)
         data.append(chunk)
     write_file(path, [*data, _seal_of(h.digest(), length)], mode)
+
+
+def seal_bytes(data: bytes) -> bytes:
+    """``data`` with a seal appended, or ``data`` itself when its own seal already checks
+    (the in-memory form of :func:`seal_file`, for bytes sent elsewhere to be loaded)."""
+    if len(data) >= SEAL_SIZE:
+        digest, length, magic = _SEAL.unpack(data[-SEAL_SIZE:])
+        if (magic == SEAL_MAGIC and length == len(data) - SEAL_SIZE
+                and hashlib.sha256(memoryview(data)[:length]).digest() == digest):
+            return data
+    return bytes(data) + _seal_of(hashlib.sha256(data).digest(), len(data))
 
 
 def sealed_payload_length(path: str | os.PathLike[str]) -> int | None:

@@ -21,7 +21,7 @@ A target distribution implements these in its plugin module (entry point group `
 
 All three hooks are ``firstresult``: the first plugin that answers (not ``None``) wins; the
 built-in implementations (CPU device API, ``.so``/``.dylib`` loader, the ``local`` and
-``process`` runners) run last, so a plugin can override them.  They are called through
+``process``, ``rpc`` runners) run last, so a plugin can override them.  They are called through
 :func:`call_runtime_hook` (:func:`tvm.ffi.call_hook`): a plugin whose implementation raises
 is reported by name and the others still answer.
 """

@@ -3,7 +3,8 @@
 :class:`LocalRunner` measures on this machine (one candidate at a time, in the C runner
 server of :mod:`tvm.runtime.runner`, pinned to the measuring cores); :class:`RayRunner`
 measures on the nodes of a Ray cluster that carry a measuring resource, with the same
-logic.  The core policy is described in :mod:`.utils`.
+logic; :class:`RPCRunner` measures on a remote device through ``tvm.runtime.rpc`` (an RPC
+server, or one a tracker assigns).  The core policy is described in :mod:`.utils`.
 """
 
 from __future__ import annotations
@@ -11,10 +12,11 @@ from __future__ import annotations
 from typing import Any
 
 from .local_runner import LocalRunner
+from .rpc_runner import RPCRunner
 from .runner import CorrectnessCheck, Runner, RunnerFuture, RunnerInput, RunnerResult
 
 __all__ = ["Runner", "RunnerInput", "RunnerResult", "RunnerFuture", "CorrectnessCheck",
-           "LocalRunner", "RayRunner"]
+           "LocalRunner", "RPCRunner", "RayRunner"]
 
 
 def __getattr__(name: str) -> Any:

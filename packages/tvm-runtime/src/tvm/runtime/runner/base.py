@@ -3,8 +3,8 @@
 A :class:`Runner` runs kernels of an exported library (``docs/abi.md``) somewhere: in this
 process (:class:`LocalRunner`), in a child process (:class:`~.process.ProcessRunner`,
 optionally under an emulator such as qemu-user, which the llvm target provides as the
-``qemu`` runner), later on a remote device.  Tests, benchmarks and the auto-tuner talk to
-this interface only::
+``qemu`` runner), or on a remote device through RPC (:mod:`tvm.runtime.rpc`, the ``rpc``
+runner).  Tests, benchmarks and the auto-tuner talk to this interface only::
 
     result = runner.run("k.so", "matmul", [a, b, c], number=1, repeat=5)
     result.output(-1), result.times
@@ -238,22 +238,22 @@ class _LocalSession(Session):
 
 
 def create_runner(name: str = "local", **options: Any) -> Runner:
-    """The runner called ``name`` (``local``, ``process``, or one a plugin provides through
-    the ``tvm_runtime_runner`` hook, e.g. an emulator runner of a target package), made with
-    ``options``."""
+    """The runner called ``name`` (``local``, ``process``, ``rpc``, or one a plugin provides
+    through the ``tvm_runtime_runner`` hook, e.g. an emulator runner of a target package),
+    made with ``options``."""
     from ..hooks import call_runtime_hook
 
     runner = call_runtime_hook("tvm_runtime_runner", name=name, options=dict(options),
                                required=True)
     if runner is None:
         raise RunnerUnavailableError(
-            f"no runner named {name!r}; built in: local, process (plugins add more through "
-            "the tvm_runtime_runner hook, e.g. a target package's 'qemu')")
+            f"no runner named {name!r}; built in: local, process, rpc (plugins add more "
+            "through the tvm_runtime_runner hook, e.g. a target package's 'qemu')")
     return runner
 
 
 class BuiltinRunnerPlugin:
-    """The ``local`` and ``process`` runners."""
+    """The ``local``, ``process`` and ``rpc`` runners."""
 
     @staticmethod
     @hookimpl(trylast=True)
@@ -266,4 +266,8 @@ class BuiltinRunnerPlugin:
             from .process import ProcessRunner
 
             return ProcessRunner(**options)
+        if name == "rpc":
+            from ..rpc import RPCRunner
+
+            return RPCRunner(**options)
         return None
