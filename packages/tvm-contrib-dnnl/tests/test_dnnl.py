@@ -193,6 +193,15 @@ CONV_CASES = [
      {"groups": 4, "padding": 1}),
     ("depthwise", (1, 16, 10, 10), (16, 1, 3, 3), (1, 16, 1, 1), True,
      {"groups": 16, "strides": 2, "padding": 1}),
+    ("nhwc_ohwi", (2, 9, 8, 4), (6, 3, 3, 4), (1, 1, 1, 6), True,
+     {"padding": (1, 0, 1, 2), "data_layout": "NHWC", "kernel_layout": "OHWI"}),
+    ("nhwc_hwio_stride", (1, 11, 10, 5), (3, 3, 5, 8), (8,), False,
+     {"strides": 2, "data_layout": "NHWC", "kernel_layout": "HWIO"}),
+    ("nhwc_grouped_ohwi", (1, 7, 7, 8), (12, 3, 3, 2), None, True,
+     {"groups": 4, "padding": 1, "data_layout": "NHWC", "kernel_layout": "OHWI"}),
+    ("nhwc_depthwise_hwio", (1, 10, 10, 16), (3, 3, 1, 16), (1, 1, 1, 16), True,
+     {"groups": 16, "padding": 1, "dilation": 2, "data_layout": "NHWC",
+      "kernel_layout": "HWIO"}),
 ]
 
 
@@ -211,6 +220,13 @@ def test_conv2d_against_the_host_compiler(name, shape, wshape, bias, relu, attrs
     host = relax.build(mod)
     want = relax.VirtualMachine(host, tvm.runtime.cpu())["main"](*args).numpy()
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    # partitioned first, the model keeps its own layout (NCHW cases run as NCHW primitives)
+    kept = relax.build(partition_for_dnnl(mod))
+    [ext] = [m for m in kept.kernel_lib.imported_modules if m.external_backend == "dnnl"]
+    layout = attrs.get("data_layout", "NCHW")
+    assert f"dnnl_{layout.lower()}" in ext.get_source("c")
+    np.testing.assert_allclose(relax.VirtualMachine(kept, tvm.runtime.cpu())["main"](
+        *args).numpy(), want, rtol=1e-4, atol=1e-4)
     # weights are arguments: new values are reordered again, not taken from the first call
     args[1] = _rand(*wshape)
     again = relax.VirtualMachine(ex, tvm.runtime.cpu())["main"](*args).numpy()
@@ -225,7 +241,7 @@ def test_conv2d_checks_say_why_a_convolution_stays_on_the_host():
 
     bb = BlockBuilder()
     x = relax.Var("x", TensorStructInfo((1, 8, 8, 4), "float32"))
-    w = relax.Var("w", TensorStructInfo((3, 3, 4, 8), "float32"))
+    w = relax.Var("w", TensorStructInfo((8, 4, 3, 3), "float32"))
     h = relax.Var("h", TensorStructInfo((1, 4, 8, 8), "float16"))
     wh = relax.Var("wh", TensorStructInfo((8, 4, 3, 3), "float16"))
     x2 = relax.Var("x2", TensorStructInfo((1, 4, 8, 8), "float32"))
@@ -233,7 +249,7 @@ def test_conv2d_checks_say_why_a_convolution_stays_on_the_host():
     b2 = relax.Var("b2", TensorStructInfo((1, 1, 6, 6), "float32"))
     with bb.function("main", [x, w, h, wh, x2, w2, b2]):
         with bb.dataflow():
-            nhwc = bb.emit(relax.op.nn.conv2d(x, w, data_layout="NHWC", kernel_layout="HWIO"))
+            nhwc = bb.emit(relax.op.nn.conv2d(x, w, data_layout="NHWC", kernel_layout="OIHW"))
             half = bb.emit(relax.op.nn.conv2d(h, wh))
             conv = bb.emit(relax.op.nn.conv2d(x2, w2))
             rowbias = bb.emit(relax.op.add(conv, b2))
@@ -242,7 +258,7 @@ def test_conv2d_checks_say_why_a_convolution_stays_on_the_host():
     report = OffloadReport()
     partition_for_dnnl(bb.get(), report)
     reasons = {r.binding: r.reason for r in report.rejections}
-    assert "NCHW" in reasons[nhwc.name_hint]
+    assert "layouts ('NHWC', 'OIHW', 'NHWC')" in reasons[nhwc.name_hint]
     assert "float16" in reasons[half.name_hint]
     assert "channel axis" in reasons[rowbias.name_hint]
     # the add with a spatial bias is refused, the convolution under it is still taken
@@ -275,3 +291,19 @@ def test_a_constant_weight_is_prepared_once_and_threads_get_their_own_primitive(
     unbound = relax.build(mod, offload=["dnnl"])
     [ext] = [m for m in unbound.kernel_lib.imported_modules if m.external_backend == "dnnl"]
     assert "1, 1, 0, DATA(1));" in ext.get_source("c")
+
+
+@requires_dnnl
+def test_relax_build_converts_to_the_layout_the_backend_asks_for():
+    """dnnl asks for NHWC/OHWI: relax.build(offload=["dnnl"]) converts the NCHW model before
+    partitioning, and the results are those of the NCHW model on the host."""
+    import tvm
+    from tvm import relax
+
+    mod = _conv_module((1, 4, 9, 9), (8, 4, 3, 3), (1, 8, 1, 1), True, padding=1)
+    args = [_rand(1, 4, 9, 9), _rand(8, 4, 3, 3), _rand(1, 8, 1, 1)]
+    ex, got = _build_run(mod, *args)
+    [ext] = [m for m in ex.kernel_lib.imported_modules if m.external_backend == "dnnl"]
+    assert "dnnl_nhwc" in ext.get_source("c") and "dnnl_ohwi" in ext.get_source("c")
+    want = relax.VirtualMachine(relax.build(mod), tvm.runtime.cpu())["main"](*args).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)

@@ -2,7 +2,9 @@
 convolution and matmul primitives.
 
 Patterns and checks: :mod:`tvm.relax.backend.conv` (``dnnl.conv2d_bias_relu``, ...; float32
-NCHW/OIHW, grouped and depthwise, any strides, padding and dilation) and
+NCHW or NHWC, grouped and depthwise, any strides, padding and dilation; the backend asks for
+NHWC/OHWI, the layout oneDNN's direct convolutions run in, so that ``relax.build`` converts a
+model to it and activations need no reorder) and
 :mod:`tvm.relax.backend.matmul` (``dnnl.dense_bias``, ...; float32, static shapes, 2-D or
 3-D), with constants passed as arguments.  Each composite call of a partition becomes one
 oneDNN primitive, created on the first call and kept (under a lock), run on a stream per
@@ -10,8 +12,8 @@ call, inside one packed C function per partition (:mod:`tvm.relax.backend.c_sour
 
 * a convolution (forward inference, direct algorithm) whose source, weights and
   destination layouts oneDNN picks (``format_tag_any``: its blocked layouts such as
-  ``nChw16c``); the plain NCHW/OIHW tensors are reordered into them and the result back on
-  each call, a weight too unless every call passes the same constant (RunCodegen's
+  ``nChw16c``, or NHWC); the plain NCHW/NHWC and OIHW/OHWI/HWIO tensors are reordered into
+  them and the result back on each call where they differ, a weight too unless every call passes the same constant (RunCodegen's
   ``constant_params``): that one is reordered once, when the primitive is made; a relu is
   its post-op, the bias a 1-D ``C`` tensor;
 * a matmul (a 3-D lhs times a 2-D rhs is one 2-D product over its rows; a transposed rhs is
@@ -167,7 +169,8 @@ static int tvm_dnnl_reorder_into(dnnl_primitive_t r, const dnnl_memory_desc_t* f
 /* *out: the site's convolution (and reorders) for this thread count, created on first use;
    a constant weight (w_const) is reordered then, from w; a dnnl_status_t */
 static int tvm_dnnl_conv_make(tvm_dnnl_conv** site, tvm_dnnl_conv** out, const dnnl_dim_t* sd,
-                              int wnd, const dnnl_dim_t* wd, const dnnl_dim_t* od,
+                              dnnl_format_tag_t data_tag, int wnd, const dnnl_dim_t* wd,
+                              dnnl_format_tag_t w_tag, const dnnl_dim_t* od,
                               const dnnl_dim_t* strides, const dnnl_dim_t* dilates,
                               const dnnl_dim_t* pad_l, const dnnl_dim_t* pad_r, int has_bias,
                               int relu, int w_const, float* w) {
@@ -183,10 +186,9 @@ static int tvm_dnnl_conv_make(tvm_dnnl_conv** site, tvm_dnnl_conv** out, const d
     dnnl_primitive_desc_t pd = NULL;
     dnnl_dim_t bd[1] = {od[1]};
     if (!tvm_dnnl_engine) st = dnnl_engine_create(&tvm_dnnl_engine, dnnl_cpu, 0);
-    if (st == dnnl_success) st = dnnl_memory_desc_init_by_tag(&cv->src_user, 4, sd, dnnl_f32, dnnl_nchw);
-    if (st == dnnl_success) st = dnnl_memory_desc_init_by_tag(&cv->w_user, wnd, wd, dnnl_f32,
-                                                               wnd == 5 ? dnnl_goihw : dnnl_oihw);
-    if (st == dnnl_success) st = dnnl_memory_desc_init_by_tag(&cv->dst_user, 4, od, dnnl_f32, dnnl_nchw);
+    if (st == dnnl_success) st = dnnl_memory_desc_init_by_tag(&cv->src_user, 4, sd, dnnl_f32, data_tag);
+    if (st == dnnl_success) st = dnnl_memory_desc_init_by_tag(&cv->w_user, wnd, wd, dnnl_f32, w_tag);
+    if (st == dnnl_success) st = dnnl_memory_desc_init_by_tag(&cv->dst_user, 4, od, dnnl_f32, data_tag);
     if (st == dnnl_success) st = dnnl_memory_desc_init_by_tag(&cv->bias, 1, bd, dnnl_f32, dnnl_a);
     if (st == dnnl_success) st = dnnl_memory_desc_init_by_tag(&cv->src, 4, sd, dnnl_f32, dnnl_format_tag_any);
     if (st == dnnl_success) st = dnnl_memory_desc_init_by_tag(&cv->w, wnd, wd, dnnl_f32, dnnl_format_tag_any);
@@ -224,7 +226,7 @@ static int tvm_dnnl_conv_make(tvm_dnnl_conv** site, tvm_dnnl_conv** out, const d
   *out = cv;
   return st;
 }
-/* x (NCHW), w (OIHW), bias (C or NULL) -> y (NCHW); -1 when out of memory */
+/* x, w, bias (C or NULL) -> y, in the layouts the primitive was made for */
 static int tvm_dnnl_conv_run(tvm_dnnl_conv* cv, float* x, float* w, float* bias, float* y) {
   enum { X, W, B, Y, XU, WU, YU, N };
   dnnl_memory_t mem[N] = {NULL};
@@ -274,6 +276,12 @@ def patterns() -> list[FusionPattern]:
     return conv2d_patterns("dnnl") + matmul_patterns("dnnl")
 
 
+#: (kernel layout, grouped) -> the oneDNN tag of that memory order over oneDNN's dims
+_WEIGHT_TAGS = {("OIHW", False): "dnnl_oihw", ("OIHW", True): "dnnl_goihw",
+                ("OHWI", False): "dnnl_ohwi", ("OHWI", True): "dnnl_gohwi",
+                ("HWIO", False): "dnnl_hwio", ("HWIO", True): "dnnl_hwigo"}
+
+
 def _dims(v: Sequence[int]) -> str:
     return "{" + ", ".join(map(str, v)) + "}"
 
@@ -293,21 +301,26 @@ class _Emitter:
                out: CTensor) -> None:
         spec = read_conv2d_composite(comp)
         x, w = args[spec.data], args[spec.weight]
-        wd = list(w.shape)
-        if spec.groups > 1:  # OIHW of a grouped conv is goihw with O split into (G, O/G)
-            wd = [spec.groups, wd[0] // spec.groups, *wd[1:]]
+        # oneDNN's dims are always (N, C, H, W) and (G,) O, I, KH, KW; the tag says how
+        # they lie in memory
+        perm = {k: spec.kernel_layout.index(k) for k in "OIHW"}
+        o, i_, kh, kw = (w.shape[perm[k]] for k in "OIHW")
+        wd = [o, i_, kh, kw] if spec.groups == 1 else [spec.groups, o // spec.groups, i_, kh, kw]
+        w_tag = _WEIGHT_TAGS[(spec.kernel_layout, spec.groups > 1)]
+        sd, od = ([s[spec.data_layout.index(k)] for k in "NCHW"] for s in (x.shape, out.shape))
+        data_tag = "dnnl_nchw" if spec.data_layout == "NCHW" else "dnnl_nhwc"
         t, left, b, r = spec.padding
         i = self.count
         self.count += 1
         lines.append(f"  {{ static tvm_dnnl_conv* site{i}; tvm_dnnl_conv* cv;")
-        lines.append(f"    static const dnnl_dim_t sd[] = {_dims(x.shape)}, "
-                     f"wd[] = {_dims(wd)}, od[] = {_dims(out.shape)}, "
+        lines.append(f"    static const dnnl_dim_t sd[] = {_dims(sd)}, "
+                     f"wd[] = {_dims(wd)}, od[] = {_dims(od)}, "
                      f"strides[] = {_dims(spec.strides)}, "
                      f"dil[] = {_dims([d - 1 for d in spec.dilation])}, "
                      f"pl[] = {_dims([t, left])}, pr[] = {_dims([b, r])};")
-        lines.append(f"    int st = tvm_dnnl_conv_make(&site{i}, &cv, sd, {len(wd)}, wd, od, strides, "
-                     f"dil, pl, pr, {int(spec.bias is not None)}, {int(spec.relu)}, "
-                     f"{int(w.constant)}, {w.ptr});")
+        lines.append(f"    int st = tvm_dnnl_conv_make(&site{i}, &cv, sd, {data_tag}, {len(wd)}, "
+                     f"wd, {w_tag}, od, strides, dil, pl, pr, {int(spec.bias is not None)}, "
+                     f"{int(spec.relu)}, {int(w.constant)}, {w.ptr});")
         bias = "NULL" if spec.bias is None else args[spec.bias].ptr
         lines.append(f"    if (st == dnnl_success) st = tvm_dnnl_conv_run(cv, {x.ptr}, "
                      f"{w.ptr}, {bias}, {out.ptr});")

@@ -27,7 +27,8 @@ def make_backend() -> Any:
         return build_module(funcs, lib)
 
     return Backend("dnnl", patterns(), codegen, unavailable=None if lib else why,
-                   package="tvm-contrib-dnnl", bind_constants=False)
+                   package="tvm-contrib-dnnl", bind_constants=False,
+                   desired_layouts={"relax.nn.conv2d": ["NHWC", "OHWI"]})
 
 
 @hookimpl

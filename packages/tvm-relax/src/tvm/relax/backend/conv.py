@@ -3,8 +3,10 @@
 :func:`conv2d_patterns` gives, most specific first, ``<backend>.conv2d_bias_relu``
 (``relu(add(conv2d(x, w), b))``), ``<backend>.conv2d_bias``, ``<backend>.conv2d_relu`` and
 ``<backend>.conv2d``.  Their check (:func:`check_float32_conv2d`) takes float32 tensors of
-static shape in ``NCHW`` / ``OIHW`` (grouped and depthwise included, any strides, padding and
-dilation) and a bias broadcast along the channel axis only (``(1, C, 1, 1)``, ``(C, 1, 1)``).
+static shape with data and output in ``NCHW`` and the kernel ``OIHW``, or data and output in
+``NHWC`` and the kernel ``OHWI`` or ``HWIO`` (grouped and depthwise included, any strides,
+padding and dilation), and a bias broadcast along the channel axis only (``(1, C, 1, 1)`` or
+``(C, 1, 1)`` for NCHW, ``(1, 1, 1, C)`` or ``(C,)`` for NHWC).
 :func:`read_conv2d_composite` reads a matched composite function back for code generation.
 """
 
@@ -18,7 +20,11 @@ from ..expr import Function
 from .matmul import static_shape
 from .registry import FusionPattern, PatternCheckContext
 
-__all__ = ["conv2d_patterns", "check_float32_conv2d", "Conv2DSpec", "read_conv2d_composite"]
+__all__ = ["conv2d_patterns", "check_float32_conv2d", "Conv2DSpec", "read_conv2d_composite",
+           "LAYOUTS"]
+
+#: (data, kernel, output) layouts the check accepts
+LAYOUTS = (("NCHW", "OIHW", "NCHW"), ("NHWC", "OHWI", "NHWC"), ("NHWC", "HWIO", "NHWC"))
 
 
 def conv2d_patterns(backend: str) -> list[FusionPattern]:
@@ -53,8 +59,9 @@ def check_float32_conv2d(ctx: PatternCheckContext) -> Optional[str]:
         if static_shape(e) is None:
             return f"{name} has a symbolic or unknown shape {s}, {backend} needs static shapes"
     layouts = (attrs.data_layout, attrs.kernel_layout, attrs.out_layout or attrs.data_layout)
-    if layouts != ("NCHW", "OIHW", "NCHW"):
-        return f"layouts {layouts}: {backend} takes data NCHW, kernel OIHW, output NCHW"
+    if layouts not in LAYOUTS:
+        return (f"layouts {layouts}: {backend} takes data and output NCHW with kernel OIHW, or "
+                "NHWC with OHWI or HWIO")
     if str(attrs.out_dtype) not in ("void", "", "None", "float32"):
         return f"out_dtype {attrs.out_dtype} is not float32"
     node = ctx.root
@@ -63,11 +70,13 @@ def check_float32_conv2d(ctx: PatternCheckContext) -> Optional[str]:
     if node is conv:
         return None
     bias = node.args[1]
-    channels = static_shape(conv)[1]
+    channels = static_shape(conv)[layouts[0].index("C")]
     sbias = static_shape(bias)
     if sbias is None or getattr(getattr(bias, "struct_info_", None), "dtype", None) != "float32":
         return "bias is not a float32 tensor of static shape"
-    if tuple(sbias) not in ((1, channels, 1, 1), (channels, 1, 1)):
+    along = ((1, channels, 1, 1), (channels, 1, 1)) if layouts[0] == "NCHW" else (
+        (1, 1, 1, channels), (channels,))
+    if tuple(sbias) not in along:
         return f"bias of shape {sbias} is not broadcast along the channel axis only"
     return None
 
@@ -85,6 +94,8 @@ class Conv2DSpec:
     padding: tuple[int, int, int, int]  # top, left, bottom, right
     dilation: tuple[int, int]
     groups: int
+    data_layout: str = "NCHW"  # also the output's
+    kernel_layout: str = "OIHW"
 
 
 def read_conv2d_composite(func: Function) -> Conv2DSpec:
@@ -108,4 +119,5 @@ def read_conv2d_composite(func: Function) -> Conv2DSpec:
     a = node.attrs
     return Conv2DSpec(index[id(node.args[0])], index[id(node.args[1])], bias, relu,
                       tuple(_ints(a.strides)), tuple(_ints(a.padding)),
-                      tuple(_ints(a.dilation)), int(a.groups))
+                      tuple(_ints(a.dilation)), int(a.groups), str(a.data_layout),
+                      str(a.kernel_layout))

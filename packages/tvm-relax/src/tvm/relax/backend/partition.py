@@ -43,6 +43,17 @@ def _as_backends(backends: Sequence[Any]) -> list[Backend]:
     return out
 
 
+def desired_layouts(backends: Sequence[Any]) -> dict[str, list[str]]:
+    """The layouts the available ``backends`` ask for (``Backend.desired_layouts``; the first
+    asking for an op wins), for ``ConvertLayout`` before partitioning."""
+    out: dict[str, list[str]] = {}
+    for backend in _as_backends(backends):
+        if backend.unavailable is None:
+            for op_name, layouts in (backend.desired_layouts or {}).items():
+                out.setdefault(op_name, list(layouts))
+    return out
+
+
 def partition_for(mod: IRModule, backends: Sequence[Any],
                   report: Optional[OffloadReport] = None) -> IRModule:
     """``mod`` with what ``backends`` take cut out into functions marked ``Codegen``."""

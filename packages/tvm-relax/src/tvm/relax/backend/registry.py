@@ -100,6 +100,9 @@ class Backend:
     package: str = ""
     merge: bool = False  # group adjacent composites into one function (MergeCompositeFunctions)
     bind_constants: bool = True  # constants stay inside the partitions (else: arguments)
+    #: the layouts its kernels prefer, ``{"relax.nn.conv2d": ["NHWC", "OHWI"]}``: with
+    #: ``relax.build(offload=...)`` the graph passes convert to them before partitioning
+    desired_layouts: Optional[Mapping[str, Sequence[str]]] = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.isidentifier():

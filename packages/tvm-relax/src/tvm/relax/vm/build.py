@@ -172,7 +172,8 @@ def build(
     passes (a Pass, or None to skip them; the VM lowering always runs).
     ``offload`` names external backends (``["cblas"]``, :mod:`tvm.relax.backend`) that take
     the ops their patterns match, after the graph passes of the default pipeline (so that
-    batch norms are already folded into convolutions) and before legalization; functions already marked
+    batch norms are already folded into convolutions; with the layouts the backends ask for,
+    ``Backend.desired_layouts``) and before legalization; functions already marked
     ``Codegen`` (``partition_for_<backend>``) are compiled by their backends either way.
     The executable's ``offload_report`` says what went where and why other ops stayed (also
     logged at INFO level to logger ``tvm.relax.backend``).
@@ -192,11 +193,15 @@ def build(
         mod = bind_params(mod, params)
     if pipeline == "default" and offload:
         # the graph passes before partitioning, so that the patterns see what they fold
-        # (batch norms into convolution weights and a bias add)
+        # (batch norms into convolution weights and a bias add), in the layouts the
+        # backends ask for
         from .. import transform as T
+        from ..backend import desired_layouts
 
+        layouts = desired_layouts(offload)
         with tgt:
-            mod = T.get_default_graph_pipeline(PassContext.current().opt_level)(mod)
+            mod = T.get_default_graph_pipeline(PassContext.current().opt_level,
+                                               desired_layouts=layouts or None)(mod)
         graph = default_pipeline(graph=False)
     elif pipeline == "default":
         graph = default_pipeline()
