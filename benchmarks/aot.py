@@ -84,6 +84,7 @@ def measure(name: str, target: str, threads: list[int], runs: int) -> dict[str, 
         in_path, out_path = folder / "in.bin", folder / "out.bin"
         in_path.write_bytes(b"".join(np.ascontiguousarray(a).tobytes() for a in inputs))
         out["workspace_bytes"] = int(pkg.workspace_size)
+        out["liveness_bound_bytes"] = int(pkg.plan.liveness_bound)
         out["library_bytes"] = (folder / "libmodel.a").stat().st_size
         for n in threads:
             tvm.runtime.set_num_threads(n)
@@ -118,11 +119,13 @@ def markdown(results: list[dict[str, Any]], isa: str) -> str:
             lines.append(f"| {r['model']} | {n} | {t['vm_ms']:.2f} | {t['vm_kernels_ms']:.2f} "
                          f"| {t['aot_ms']:.2f} | {ratio:.2f}x | "
                          f"{'yes' if t['bit_identical'] else 'NO'} |")
-    lines += ["", "| model | VM compile s | AOT compile s | libmodel.a bytes | workspace bytes |",
-              "|---|--:|--:|--:|--:|"]
+    lines += ["", "| model | VM compile s | AOT compile s | libmodel.a bytes | workspace bytes "
+              "| liveness bound bytes | workspace / bound |", "|---|--:|--:|--:|--:|--:|--:|"]
     for r in results:
         lines.append(f"| {r['model']} | {r['vm_compile_s']:.1f} | {r['aot_compile_s']:.1f} | "
-                     f"{r['library_bytes']} | {r['workspace_bytes']} |")
+                     f"{r['library_bytes']} | {r['workspace_bytes']} | "
+                     f"{r['liveness_bound_bytes']} | "
+                     f"{r['workspace_bytes'] / max(1, r['liveness_bound_bytes']):.3f} |")
     return "\n".join(lines) + "\n"
 
 

@@ -19,7 +19,7 @@ from ..expr import Function
 from ..struct_info import TensorStructInfo
 from .package import AOTPackage
 from .arena import arena_bytes
-from .plan import ALIGN, AOTError, make_plan
+from .plan import AOTError, make_plan, place_workspace
 
 __all__ = ["build_aot"]
 
@@ -67,13 +67,11 @@ def build_aot(mod: IRModule, tgt: Target, graph: Pass | None) -> AOTPackage:
                      for sym in {c.symbol for c in plan.calls}}
         for call in plan.calls:
             call.arena = arena[call.symbol]
-        plan.arena_offset = plan.workspace_size
-        plan.arena_size = -(-max(arena.values()) // ALIGN) * ALIGN
-        plan.workspace_size += plan.arena_size
         kernel_lib = tir_build(kernels_mod, tgt)
         if getattr(kernel_lib, "link_info", None) is None:
             raise AOTError(
                 f"AOT needs kernels as object code with the C ABI; the kernel module of "
                 f"target {str(tgt)!r} ({type(kernel_lib).__name__}) has none (build for an "
                 "llvm target, e.g. 'llvm' or 'llvm -mtriple=aarch64-linux-gnu')")
+    place_workspace(plan)
     return AOTPackage(plan, kernel_lib, str(tgt), mod)

@@ -164,9 +164,6 @@ def emit_source(plan: Plan) -> str:
         _PRELUDE,
         f'extern const uint8_t {weights}[] __attribute__((visibility("hidden")));',
         "",
-        f"#define {up}_ARENA_OFFSET {plan.arena_offset}",
-        f"#define {up}_ARENA_SIZE {plan.arena_size}ULL",
-        "",
     ]
     nargs = max([len(c.args) for c in plan.calls] + [1])
     symbols = sorted({c.symbol for c in plan.calls})
@@ -196,15 +193,15 @@ def emit_source(plan: Plan) -> str:
         "}",
         "",
         "/* the kernels' aligned_alloc/free (renamed in their object): a bump allocator over",
-        "   the arena at the end of the workspace, reset before each kernel call */",
+        "   the call's arena, a range of the workspace set before each kernel call */",
         "static uint8_t* arena_base;",
-        "static uint64_t arena_used;",
+        "static uint64_t arena_used, arena_limit;",
         "",
         f'__attribute__((visibility("hidden"))) void* {n}_aot_alloc(uint64_t align, '
         "uint64_t size) {",
         "  (void)align;  /* sizes are multiples of 64, the arena is 64-byte aligned */",
         "  uint64_t at = __atomic_fetch_add(&arena_used, size, __ATOMIC_RELAXED);",
-        f"  return at + size <= {up}_ARENA_SIZE ? arena_base + at : (void*)0;",
+        "  return at + size <= arena_limit ? arena_base + at : (void*)0;",
         "}",
         "",
         f'__attribute__((visibility("hidden"))) void {n}_aot_free(void* p) {{ (void)p; }}',
@@ -276,11 +273,11 @@ def emit_source(plan: Plan) -> str:
         code, bits, lanes = parse_dtype(ref.dtype)
         out.append(f"  t[{ref.index}] = (DLTensor){{{data}, {{1, 0}}, {len(ref.shape)}, "
                    f"{{{code}, {bits}, {lanes}}}, shape{ref.index}, 0, 0}};")
-    out.append(f"  arena_base = ws + {up}_ARENA_OFFSET;" if plan.arena_size else "")
     for call in plan.calls:
         out.append(f"  /* {call.text} */")
         if call.arena:
-            out.append(f"  arena_used = 0;  /* the kernel allocates {call.arena} bytes */")
+            out.append(f"  arena_base = ws + {call.arena_offset}; arena_used = 0; "
+                       f"arena_limit = {call.arena}ULL;  /* the kernel's allocations */")
         for j, a in enumerate(call.args):
             if isinstance(a, TensorRef):
                 out.append(f"  v[{j}].v_handle = &t[{a.index}]; tc[{j}] = 7;")

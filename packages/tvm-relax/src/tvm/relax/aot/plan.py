@@ -3,13 +3,22 @@
 The VM bytecode of ``main`` (:mod:`tvm.runtime.vm.bytecode`) after the VM lowering passes is,
 for a program of static shapes, a straight line of storage allocations of constant sizes,
 tensors at constant offsets in them, kernel calls and a return.  :func:`make_plan` executes
-that line symbolically: every storage gets a place in one workspace (64-byte aligned), every
-tensor becomes a :class:`TensorRef` (an input, a weight or a workspace range), views
+that line symbolically: every tensor becomes a :class:`TensorRef` (an input, a weight or a
+range of one of the program's storages), views
 (``vm.builtin.reshape``) share their source's memory, tuples and shapes exist only at compile
 time, and what remains to do at run time is the list of kernel calls.  Anything that needs the
 VM at run time (symbolic shapes, control flow, calls of other Relax functions, packed
 functions without a C implementation) raises :class:`AOTError` naming the function, the
 instruction and what is unsupported.
+
+Once the kernels' scratch needs are known (``KernelCall.arena``, :mod:`.arena`),
+:func:`place_workspace` lays the storages and the per-call scratch (arenas) out in one
+workspace: each lives from the first kernel call that uses it to the last (an output to the
+end, a call's arena during that call only), and blocks whose lives overlap get disjoint
+64-byte aligned ranges, placed largest first at the lowest offset that fits (greedy by
+size, as in TFLite's arena planner).  :attr:`Plan.liveness_bound` is what no placement can
+beat: the most bytes of tensors (views counted once, as their source) and scratch live at
+one call; ``workspace_size / liveness_bound`` says how close the placement came.
 """
 
 from __future__ import annotations
@@ -26,7 +35,8 @@ from tvm.runtime.vm.bytecode import format_instruction
 
 from ..errors import RelaxError
 
-__all__ = ["AOTError", "TensorRef", "KernelCall", "Plan", "make_plan", "ALIGN"]
+__all__ = ["AOTError", "TensorRef", "KernelCall", "Plan", "make_plan", "place_workspace",
+           "ALIGN"]
 
 #: alignment of every storage in the workspace and of every weight in the weights blob
 ALIGN = 64
@@ -38,8 +48,9 @@ class AOTError(RelaxError):
 
 @dataclass
 class TensorRef:
-    """A tensor of the program: ``base`` is ``("input", i)``, ``("const", i)`` or
-    ``("workspace", byte_offset)``."""
+    """A tensor of the program: ``base`` is ``("input", i)``, ``("const", i)``,
+    ``("storage", s, byte_offset)`` (in storage ``s``, before :func:`place_workspace`) or
+    ``("workspace", byte_offset)`` (after)."""
 
     index: int
     dtype: str
@@ -59,6 +70,7 @@ class KernelCall:
     args: list[Union[TensorRef, int, float]]
     text: str  # the instruction, for comments in the generated C
     arena: int = 0  # bytes the kernel takes from aligned_alloc in a call (see .arena)
+    arena_offset: int = 0  # where in the workspace (place_workspace)
 
 
 @dataclass
@@ -68,11 +80,13 @@ class Plan:
     outputs: list[tuple[str, TensorRef]]
     tensors: list[TensorRef] = field(default_factory=list)
     calls: list[KernelCall] = field(default_factory=list)
-    workspace_size: int = 0  # the storages, then the arena
-    arena_offset: int = 0
-    arena_size: int = 0
+    workspace_size: int = 0  # the storages and the calls' arenas (place_workspace)
+    arena_size: int = 0  # the largest arena of a call
+    storage_sizes: list[int] = field(default_factory=list)
     weights: bytes = b""
     weight_offsets: list[int] = field(default_factory=list)
+    views: dict[int, int] = field(default_factory=dict)  # a view's tensor index -> source's
+    liveness_bound: int = 0  # bytes: the most tensors and scratch live at once (module doc)
 
 
 def _align(n: int) -> int:
@@ -112,6 +126,7 @@ class _Planner:
         self.weight_chunks: list[bytes] = []
         self.weight_bytes = 0
         self.pc = 0
+        self.views: dict[int, int] = {}  # a view's tensor index -> its source's
 
     def err(self, what: str) -> AOTError:
         ins = self.fn["code"][self.pc]
@@ -165,7 +180,6 @@ class _Planner:
             ref = self.tensor(dtype, shape, ("input", i))
             self.regs[i] = ref
             self.plan.inputs.append((pname, ref))
-        offset = 0
         for pc, ins in enumerate(self.fn["code"]):
             self.pc = pc
             op = ins["op"]
@@ -175,15 +189,15 @@ class _Planner:
                 if ins["device"] != 0 or ins["scope"] != "global":
                     raise self.err("AOT allocates host memory only (device 0, scope global)")
                 size = int(self.static(ins["size"], "the storage size"))
-                self.regs[ins["dst"]] = ("storage", offset, size)
-                offset = _align(offset + size)
+                self.regs[ins["dst"]] = ("storage", len(self.plan.storage_sizes), size)
+                self.plan.storage_sizes.append(size)
             elif op == "alloc_tensor":
                 storage = self.operand(ins["storage"])
                 if not (isinstance(storage, tuple) and storage[0] == "storage"):
                     raise self.err("alloc_tensor needs a storage")
                 at = int(self.static(ins["offset"], "the tensor offset"))
                 shape = self.operand(ins["shape"])
-                ref = self.tensor(ins["dtype"], shape, ("workspace", storage[1] + at))
+                ref = self.tensor(ins["dtype"], shape, ("storage", storage[1], at))
                 if at + ref.nbytes > storage[2]:
                     raise self.err(f"the tensor ({ref.nbytes} bytes at {at}) does not fit "
                                    f"its storage of {storage[2]} bytes")
@@ -198,8 +212,8 @@ class _Planner:
                                "line programs only")
             else:
                 raise self.err(f"the {op} instruction is not supported by AOT")
-        self.plan.workspace_size = _align(offset)
         self.plan.weights = b"".join(self.weight_chunks)
+        self.plan.views = dict(self.views)
         return self.plan
 
     def check(self, ins: dict) -> None:
@@ -249,6 +263,7 @@ class _Planner:
             if math.prod(shape) != math.prod(src.shape):
                 raise self.err(f"reshape of shape {src.shape} to {shape}")
             result = self.tensor(src.dtype, shape, src.base)
+            self.views[result.index] = self.views.get(src.index, src.index)
         elif func.startswith("vm.builtin."):
             raise self.err(f"the builtin {func} has no C implementation in AOT (supported: "
                            "make_tuple, tuple_getitem, null_value, copy, shape_of, reshape)")
@@ -275,3 +290,52 @@ def make_plan(fn: dict, params: list[tuple[str, str, tuple[int, ...]]],
     ``params`` (name, dtype, shape)."""
     planner = _Planner(fn, constants, kernels, name)
     return planner.run(params)
+
+
+def _lives(plan: Plan) -> tuple[dict[int, list[int]], dict[int, list[int]]]:
+    """``[first, last]`` call of each storage and of each tensor (a view as its source)."""
+    storages: dict[int, list[int]] = {}
+    tensors: dict[int, list[int]] = {}
+    end = len(plan.calls)
+    uses = [(t, a) for t, call in enumerate(plan.calls) for a in call.args]
+    uses += [(end, ref) for _, ref in plan.outputs]
+    for t, a in uses:
+        if isinstance(a, TensorRef) and a.base[0] == "storage":
+            for table, key in ((storages, a.base[1]), (tensors, plan.views.get(a.index, a.index))):
+                live = table.setdefault(key, [t, t])
+                live[0], live[1] = min(live[0], t), max(live[1], t)
+    return storages, tensors
+
+
+def place_workspace(plan: Plan) -> None:
+    """Lay the storages and the calls' arenas out in one workspace (module docstring)."""
+    storages, tensors = _lives(plan)
+    # (size, first, last, what): largest first; ties by first use
+    blocks = [(_align(plan.storage_sizes[s]), a, b, ("storage", s)) for s, (a, b) in storages.items()]
+    blocks += [(_align(c.arena), t, t, ("arena", t)) for t, c in enumerate(plan.calls) if c.arena]
+    blocks.sort(key=lambda blk: (-blk[0], blk[1]))
+    placed: list[tuple[int, int, int, int]] = []  # offset, end, first, last
+    where: dict[tuple[str, int], int] = {}
+    for size, first, last, what in blocks:
+        busy = sorted((o, e) for o, e, a, b in placed if a <= last and first <= b)
+        offset = 0
+        for o, e in busy:
+            if offset + size <= o:
+                break
+            offset = max(offset, e)
+        placed.append((offset, offset + size, first, last))
+        where[what] = offset
+    for ref in plan.tensors:
+        if ref.base[0] == "storage":
+            ref.base = ("workspace", where.get(("storage", ref.base[1]), 0) + ref.base[2])
+    for t, call in enumerate(plan.calls):
+        call.arena_offset = where.get(("arena", t), 0)
+    plan.workspace_size = max((e for _, e, _, _ in placed), default=0)
+    plan.arena_size = max((_align(c.arena) for c in plan.calls), default=0)
+    live = [0] * (len(plan.calls) + 2)
+    for index, (a, b) in tensors.items():
+        for t in range(a, b + 1):
+            live[t] += plan.tensors[index].nbytes
+    for t, c in enumerate(plan.calls):
+        live[t] += c.arena
+    plan.liveness_bound = max(live, default=0)
