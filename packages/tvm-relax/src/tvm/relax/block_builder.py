@@ -389,7 +389,9 @@ class BlockBuilder:
         """Inside, every binding added without a span gets ``span``, and so does its value
         when that is a call without one: how a frontend names the model layer of everything
         it emits for one node, and how a mutator keeps a rewritten binding's span on the
-        bindings it adds in its place.  ``None`` keeps the enclosing span."""
+        bindings it adds in its place.  A binding of a call whose own span names a layer takes
+        that one (a rule that rebuilds a call with its old span keeps the call's layer).
+        ``None`` keeps the enclosing span."""
         prev = self._span
         if span is not None:
             self._span = span
@@ -400,7 +402,10 @@ class BlockBuilder:
 
     def _add_binding(self, frame: _BlockFrame, binding: Binding) -> None:
         span = self._span
-        if span is not None and binding.span is None:
+        own = getattr(binding.value, "span", None) if isinstance(binding.value, Call) else None
+        if binding.span is None and getattr(own, "name", ""):
+            binding = binding.with_fields(span=own)  # a call that names its layer keeps it
+        elif span is not None and binding.span is None:
             value = binding.value
             if isinstance(value, Call) and value.span is None:
                 value = value.with_fields(span=span)

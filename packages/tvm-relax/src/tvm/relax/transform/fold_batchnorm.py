@@ -14,9 +14,9 @@ added between the two (``conv2d(x, W) + bias``, either operand order) is folded 
 shift: ``(bias - mean) * s + beta``.
 
 A batch-norm that a frontend already decomposed into a per-channel scale and shift
-(``multiply(conv2d(x, W), s)``, then ``add(.., shift)``; ONNX BatchNormalization imports so)
-has its scale folded the same way: ``conv2d(x, W * s)``, with a bias between the two becoming
-``bias * s``; the shift add then follows the convolution directly, as above.
+(``add(multiply(conv2d(x, W), s), t)``; ONNX BatchNormalization imports so) folds the same
+way: ``add(conv2d(x, W * s), t)``, a bias between convolution and scale joining the shift as
+``t + bias * s``.
 
 Applies when: the batch-norm is not in training mode and normalises the convolution's
 output channel axis; the weight, the batch-norm parameters (and the bias) are constants
@@ -35,6 +35,7 @@ import numpy as np
 from tvm.ffi.dtype import to_numpy_dtype
 
 from ..dpl import Match, RewriteRule, constant_value, is_const, is_op, is_tuple_get_item, rewrite_pass, wildcard
+from ..analysis.struct_info_analysis import get_static_shape
 from ..expr import Call, Constant, Expr
 from ..struct_info import TensorStructInfo
 
@@ -116,50 +117,56 @@ def fold_batchnorm_rules() -> list[RewriteRule]:
 
 
 def _fold_channel_scale_rule() -> RewriteRule:
-    """``multiply(conv2d(x, W) [+ bias], s)`` with a constant per-channel ``s`` ->
-    ``conv2d(x, W * s) [+ bias * s]``."""
+    """``add(multiply(conv2d(x, W) [+ bias], s), t)`` with constant per-channel ``s`` and
+    ``t`` -> ``add(conv2d(x, W * s), t + bias * s)``."""
     x, weight = wildcard(), is_const()
     conv = is_op("relax.nn.conv2d")(x, weight)
-    bias, scale = is_const(), is_const()
+    bias, scale, shift = is_const(), is_const(), is_const()
     with_bias = is_op("relax.add")(conv, bias) | is_op("relax.add")(bias, conv)
     inner = conv | with_bias
-    pattern = is_op("relax.multiply")(inner, scale) | is_op("relax.multiply")(scale, inner)
+    scaled_right = is_op("relax.multiply")(inner, scale)
+    scaled_left = is_op("relax.multiply")(scale, inner)
+    scaled = scaled_right | scaled_left
+    pattern = is_op("relax.add")(scaled, shift) | is_op("relax.add")(shift, scaled)
 
-    def rewrite(mul: Expr, m: Match) -> Optional[Expr]:
+    def rewrite(item: Expr, m: Match) -> Optional[Expr]:
         from ..op import add
 
         conv_call: Call = m.value(conv)
         ctx = m.ctx
-        if ctx.num_uses(m[conv]) != 1:
+        product = m[scaled_right] if scaled_right in m else m[scaled_left]
+        single = [m[conv], product] + ([m[with_bias]] if bias in m else [])
+        if any(ctx.num_uses(v) != 1 for v in single):
             return None
         out = conv_call.struct_info
+        result = item.struct_info
         if not isinstance(out, TensorStructInfo) or out.ndim != 4 or not isinstance(
-                mul.struct_info, TensorStructInfo) or mul.struct_info.dtype != out.dtype:
-            return None
+                result, TensorStructInfo) or result.dtype != out.dtype \
+                or get_static_shape(result) != get_static_shape(out) \
+                or get_static_shape(out) is None:
+            return None  # the scale or shift must not broadcast the result to a new shape
         channel_axis = conv_call.attrs.out_layout.index("C")
         w = constant_value(m.value(weight))
         o_axis = conv_call.attrs.kernel_layout.index("O")
         channels = w.shape[o_axis]
-        s = constant_value(m.value(scale))
-        vec = None if s is None else _channel_vector(s, 4, channel_axis, channels)
-        if vec is None or not np.all(np.isfinite(vec)):
-            return None
+        vectors = []
+        for part in (scale, shift) + ((bias,) if bias in m else ()):
+            value = constant_value(m.value(part))
+            vec = None if value is None else _channel_vector(value, 4, channel_axis, channels)
+            if vec is None or not np.all(np.isfinite(vec)):
+                return None
+            vectors.append(vec)
+        s, t = vectors[0], vectors[1]
+        if bias in m:
+            t = t + vectors[2] * s
         shape = [1] * 4
         shape[o_axis] = channels
-        new_w = (w.astype(np.float64) * vec.reshape(shape)).astype(w.dtype)
+        new_w = (w.astype(np.float64) * s.reshape(shape)).astype(w.dtype)
         new_conv = Call(conv_call.op, [m[x], Constant(new_w)], conv_call.attrs,
                         span=conv_call.span)
-        if bias not in m:
-            return new_conv
-        if ctx.num_uses(m[with_bias]) != 1:
-            return None
-        b = _channel_vector(constant_value(m.value(bias)), 4, channel_axis, channels)
-        if b is None:
-            return None
-        bias_shape = [1] * 4
-        bias_shape[channel_axis] = channels
-        new_bias = (b * vec).reshape(bias_shape).astype(to_numpy_dtype(out.dtype))
-        return add(new_conv, Constant(new_bias))
+        shift_shape = [1] * 4
+        shift_shape[channel_axis] = channels
+        return add(new_conv, Constant(t.reshape(shift_shape).astype(to_numpy_dtype(out.dtype))))
 
     return RewriteRule(pattern, rewrite, "fold-channel-scale-into-conv2d")
 
