@@ -17,7 +17,7 @@ from typing import Any, Optional
 
 from ..dpl import is_op, wildcard
 from ..expr import Function
-from .matmul import static_shape
+from .matmul import composite_values, static_shape
 from .registry import FusionPattern, PatternCheckContext
 
 __all__ = ["conv2d_patterns", "check_float32_conv2d", "Conv2DSpec", "read_conv2d_composite",
@@ -100,12 +100,7 @@ class Conv2DSpec:
 
 def read_conv2d_composite(func: Function) -> Conv2DSpec:
     """The :class:`Conv2DSpec` of a composite function made from :func:`conv2d_patterns`."""
-    index = {id(p): k for k, p in enumerate(func.params)}
-    values: dict[int, Any] = {}
-    for block in func.body.blocks:
-        for b in block.bindings:
-            values[id(b.var)] = b.value
-    node = values.get(id(func.body.body))
+    index, values, node = composite_values(func)
     relu = getattr(getattr(node, "op", None), "name", "") == "relax.nn.relu"
     if relu:
         node = values[id(node.args[0])]

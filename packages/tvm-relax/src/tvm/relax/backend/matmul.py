@@ -20,7 +20,7 @@ from ..expr import Call, Function
 from .registry import FusionPattern, PatternCheckContext
 
 __all__ = ["matmul_patterns", "check_float32_matmul", "MatmulSpec", "read_matmul_composite",
-           "static_shape"]
+           "static_shape", "composite_values"]
 
 
 def static_shape(e: Any) -> Optional[tuple[int, ...]]:
@@ -95,14 +95,20 @@ class MatmulSpec:
     trans_b: bool
 
 
-def read_matmul_composite(func: Function) -> MatmulSpec:
-    """The :class:`MatmulSpec` of a composite function made from :func:`matmul_patterns`."""
+def composite_values(func: Function) -> tuple[dict[int, int], dict[int, Any], Any]:
+    """What a reader of a composite function needs: parameter index by ``id``, bound value by
+    variable ``id``, and the value of the result (its root call)."""
     index = {id(p): k for k, p in enumerate(func.params)}
     values: dict[int, Any] = {}
     for block in func.body.blocks:
         for b in block.bindings:
             values[id(b.var)] = b.value
-    root = values.get(id(func.body.body))
+    return index, values, values.get(id(func.body.body))
+
+
+def read_matmul_composite(func: Function) -> MatmulSpec:
+    """The :class:`MatmulSpec` of a composite function made from :func:`matmul_patterns`."""
+    index, values, root = composite_values(func)
     bias = None
     if getattr(getattr(root, "op", None), "name", "") == "relax.add":
         mm_var, bias_arg = root.args
