@@ -17,7 +17,7 @@ from typing import Any, Optional
 
 from ..dpl import is_op, wildcard
 from ..expr import Function
-from .matmul import composite_values, static_shape
+from .matmul import composite_values, float32_static_problem, static_shape
 from .registry import FusionPattern, PatternCheckContext
 
 __all__ = ["conv2d_patterns", "check_float32_conv2d", "Conv2DSpec", "read_conv2d_composite",
@@ -51,13 +51,10 @@ def check_float32_conv2d(ctx: PatternCheckContext) -> Optional[str]:
     conv = ctx.annotated["conv"]
     data, weight = conv.args
     attrs = conv.attrs
-    for name, e in (("output", ctx.root), ("data", data), ("weight", weight)):
-        s = getattr(e, "struct_info_", None)
-        dtype = getattr(s, "dtype", None)
-        if dtype != "float32":
-            return f"{name} has dtype {dtype}, {backend} takes float32"
-        if static_shape(e) is None:
-            return f"{name} has a symbolic or unknown shape {s}, {backend} needs static shapes"
+    problem = float32_static_problem(
+        backend, (("output", ctx.root), ("data", data), ("weight", weight)))
+    if problem:
+        return problem
     layouts = (attrs.data_layout, attrs.kernel_layout, attrs.out_layout or attrs.data_layout)
     if layouts not in LAYOUTS:
         return (f"layouts {layouts}: {backend} takes data and output NCHW with kernel OIHW, or "

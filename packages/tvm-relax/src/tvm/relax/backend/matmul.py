@@ -20,7 +20,7 @@ from ..expr import Call, Function
 from .registry import FusionPattern, PatternCheckContext
 
 __all__ = ["matmul_patterns", "check_float32_matmul", "MatmulSpec", "read_matmul_composite",
-           "static_shape", "composite_values"]
+           "static_shape", "composite_values", "float32_static_problem"]
 
 
 def static_shape(e: Any) -> Optional[tuple[int, ...]]:
@@ -50,19 +50,28 @@ def _permuted(b: Any, ctx: PatternCheckContext) -> Optional[Call]:
     return None
 
 
-def check_float32_matmul(ctx: PatternCheckContext) -> Optional[str]:
-    """None if a float32 library matmul can compute the match, else why not."""
-    backend = ctx.backend or "the library"
-    mm = ctx.annotated["matmul"]
-    a, b = mm.args
-    perm = _permuted(b, ctx)
-    for name, e in (("output", ctx.root), ("lhs", a), ("rhs", b)):
+def float32_static_problem(backend: str, named: Any) -> Optional[str]:
+    """Why the first of the ``(name, expression)`` pairs that is not a float32 tensor of
+    static shape cannot go to ``backend`` (None when all are)."""
+    for name, e in named:
         s = getattr(e, "struct_info_", None)
         dtype = getattr(s, "dtype", None)
         if dtype != "float32":
             return f"{name} has dtype {dtype}, {backend} takes float32"
         if static_shape(e) is None:
             return f"{name} has a symbolic or unknown shape {s}, {backend} needs static shapes"
+    return None
+
+
+def check_float32_matmul(ctx: PatternCheckContext) -> Optional[str]:
+    """None if a float32 library matmul can compute the match, else why not."""
+    backend = ctx.backend or "the library"
+    mm = ctx.annotated["matmul"]
+    a, b = mm.args
+    perm = _permuted(b, ctx)
+    problem = float32_static_problem(backend, (("output", ctx.root), ("lhs", a), ("rhs", b)))
+    if problem:
+        return problem
     sa, sb = static_shape(a), static_shape(b)
     if perm is not None:
         axes = getattr(perm.attrs, "axes", None)
