@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 from schedule_block_util import check_numbers, check_replay
 from schedule_util import assert_func_equal, check_same_numbers, matmul, needs_llvm, script_module
 from tvm import te, tir
 from tvm.tir import ScheduleError, TensorIntrin
+from tvm.tir.tensor_intrin import TensorIntrinDef
+from tvm.ffi.plugin import PluginLoadWarning, hookimpl, register_plugin, unregister_plugin
 
 T = script_module()
 
@@ -340,3 +344,43 @@ def test_blockized_keeps_numbers():
     j0, j1 = sch.split(j, factors=[None, 4])
     sch.blockize(j1)
     check_numbers(ew, sch)
+
+
+class _VendorIntrins:
+    """A plugin providing a tensor intrinsic, as a vendor's distribution would."""
+
+    @hookimpl
+    def tvm_tir_register_tensor_intrins(self, register):
+        register(TensorIntrinDef("vendor.mma4", mma_desc, mma_impl))
+
+
+class _BrokenIntrins:
+    @hookimpl
+    def tvm_tir_register_tensor_intrins(self, register):
+        register(TensorIntrinDef("vendor.bad", mma_desc, mma8_impl))  # shapes differ
+
+
+def test_a_plugin_provides_tensor_intrinsics_and_a_broken_one_is_isolated():
+    register_plugin(_VendorIntrins(), "vendorintrins")
+    register_plugin(_BrokenIntrins(), "brokenintrins")
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            names = TensorIntrin.list()
+        assert "vendor.mma4" in names and "vendor.bad" not in names
+        assert any(issubclass(w.category, PluginLoadWarning) and "brokenintrins" in str(w.message)
+                   for w in caught)
+        sch, loops = _tiled()
+        sch.tensorize(sch.blockize(loops[3]), "vendor.mma4")
+        assert_func_equal(sch, mm_tensorized)
+        # an in-process registration of the same name wins over the plugin's
+        TensorIntrin.register("vendor.mma4", max_desc, mma_impl)
+        assert TensorIntrin.get("vendor.mma4").desc.same_as(max_desc)
+    finally:
+        unregister_plugin("vendorintrins")
+        unregister_plugin("brokenintrins")
+        from tvm.tir import tensor_intrin
+
+        tensor_intrin._REGISTRY.pop("vendor.mma4", None)
+    with pytest.raises(KeyError, match="no tensor intrinsic named 'vendor.mma4'"):
+        TensorIntrin.get("vendor.mma4")

@@ -63,6 +63,7 @@ from .error import PluginError
 from .knobs import DISABLE_PLUGINS, TRACE_PLUGINS
 
 __all__ = [
+    "collect_plugin_table",
     "PROJECT_NAME",
     "ENTRY_POINT_GROUP",
     "DISABLE_ENV",
@@ -591,6 +592,59 @@ def _report_hook_failure(
 
 
 # --------------------------------------------------------------------------- built-ins
+
+
+_collect_lock = threading.RLock()
+
+
+def collect_plugin_table(hook: str, cls: type, what: str,
+                          table: dict[str, tuple[Any, str]], loaded: list[Any],
+                          on_add: Callable[[Any], None] | None = None) -> None:
+    """(Re)fill ``table`` (name -> (entry, plugin)) from the plugins implementing ``hook``
+    (``hook(register)``, one ``register(cls(...))`` per entry, each with a ``name``) when the
+    manager or its set of implementations changed; a broken plugin warns without hiding the
+    others.  ``loaded`` is a one-item list the caller keeps (what the table was filled from);
+    ``on_add(entry)`` runs for each entry taken.  The registries of target kinds, tags,
+    external backends and tensor intrinsics all fill their plugin part with it."""
+    pm = get_plugin_manager()
+    impls = getattr(pm.hook, hook).get_hookimpls()
+    key = (pm, tuple((impl.plugin_name, id(impl.plugin)) for impl in impls))
+    if loaded[0] == key:
+        return
+    with _collect_lock:
+        if loaded[0] == key:
+            return
+        table.clear()
+        loaded[0] = key
+
+        offered: dict[str, list[Any]] = {impl.plugin_name: [] for impl in impls}
+
+        def kwargs_for(plugin: str) -> dict[str, Any]:
+            def register(entry: Any) -> None:
+                if not isinstance(entry, cls):
+                    raise TypeError(f"register() expects a {cls.__name__}, got "
+                                    f"{type(entry).__name__}")
+                offered[plugin].append(entry)
+
+            return {"register": register}
+
+        # one broken plugin is reported (naming it) without hiding the others' entries
+        call_hook(hook, kwargs_for=kwargs_for)
+        for impl in impls:  # registration order: on a clash the first plugin's entry stays
+            for entry in offered[impl.plugin_name]:
+                if entry.name in table:
+                    other = table[entry.name][1]
+                    warnings.warn(
+                        f"tvm plugin {impl.plugin_name!r} registers {what} {entry.name!r}, "
+                        f"which plugin {other!r} already provides; keeping the first",
+                        PluginLoadWarning,
+                        stacklevel=2,
+                    )
+                    continue
+                table[entry.name] = (entry, impl.plugin_name)
+                if on_add is not None:
+                    on_add(entry)
+
 
 
 def register_plugin(

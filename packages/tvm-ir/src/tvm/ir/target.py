@@ -35,17 +35,14 @@ import re
 import shlex
 import threading
 import types
-import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from tvm.ffi import Object, PluginError, TVMError, register_object, tree_field
 from tvm.ffi.plugin import (
+    collect_plugin_table,
     DISABLE_ENV,
-    PluginLoadWarning,
     add_hookspecs,
-    call_hook,
-    get_plugin_manager,
     hookspec,
     list_plugins,
 )
@@ -363,55 +360,9 @@ def unregister_target_kind(name: str) -> None:
             raise KeyError(f"no in-process target kind named {name!r}")
 
 
-def _collect_plugin_table(hook: str, cls: type, what: str,
-                          table: dict[str, tuple[Any, str]], loaded: list[Any],
-                          on_add: Callable[[Any], None] | None = None) -> None:
-    """(Re)fill ``table`` (name -> (entry, plugin)) from the plugins implementing ``hook``
-    (``hook(register)``, one ``register(cls(...))`` per entry) when the manager or its set of
-    implementations changed; a broken plugin warns without hiding the others."""
-    pm = get_plugin_manager()
-    impls = getattr(pm.hook, hook).get_hookimpls()
-    key = (pm, tuple((impl.plugin_name, id(impl.plugin)) for impl in impls))
-    if loaded[0] == key:
-        return
-    with _lock:
-        if loaded[0] == key:
-            return
-        table.clear()
-        loaded[0] = key
-
-        offered: dict[str, list[Any]] = {impl.plugin_name: [] for impl in impls}
-
-        def kwargs_for(plugin: str) -> dict[str, Any]:
-            def register(entry: Any) -> None:
-                if not isinstance(entry, cls):
-                    raise TypeError(f"register() expects a {cls.__name__}, got "
-                                    f"{type(entry).__name__}")
-                offered[plugin].append(entry)
-
-            return {"register": register}
-
-        # one broken plugin is reported (naming it) without hiding the others' entries
-        call_hook(hook, kwargs_for=kwargs_for)
-        for impl in impls:  # registration order: on a clash the first plugin's entry stays
-            for entry in offered[impl.plugin_name]:
-                if entry.name in table:
-                    other = table[entry.name][1]
-                    warnings.warn(
-                        f"tvm plugin {impl.plugin_name!r} registers {what} {entry.name!r}, "
-                        f"which plugin {other!r} already provides; keeping the first",
-                        PluginLoadWarning,
-                        stacklevel=2,
-                    )
-                    continue
-                table[entry.name] = (entry, impl.plugin_name)
-                if on_add is not None:
-                    on_add(entry)
-
-
 def _load_plugin_kinds() -> None:
     """(Re)collect the plugins' kinds when the manager or its set of implementations changed."""
-    _collect_plugin_table("tvm_register_target_kinds", TargetKind, "target kind",
+    collect_plugin_table("tvm_register_target_kinds", TargetKind, "target kind",
                           _PLUGIN_KINDS, _loaded_from, _register_passes)
 
 
@@ -468,7 +419,7 @@ def unregister_target_tag(name: str) -> None:
 
 def list_target_tags() -> dict[str, TargetTag]:
     """Every named target (plugins' tags overlaid with in-process ones), sorted by name."""
-    _collect_plugin_table("tvm_register_target_tags", TargetTag, "target tag", _PLUGIN_TAGS,
+    collect_plugin_table("tvm_register_target_tags", TargetTag, "target tag", _PLUGIN_TAGS,
                           _tags_loaded_from)
     tags = {name: tag for name, (tag, _) in _PLUGIN_TAGS.items()}
     tags.update(_LOCAL_TAGS)

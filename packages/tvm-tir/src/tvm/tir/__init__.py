@@ -24,7 +24,7 @@ from .stmt import (
 )
 from .stmt_functor import free_vars, ir_transform, post_order_visit, pre_order_visit, substitute
 from .index_map import IndexMap
-from .tensor_intrin import TensorIntrin
+from .tensor_intrin import TensorIntrin, TensorIntrinDef
 from . import analysis, transform
 from .build import build, get_default_pipeline, get_gpu_pipeline, get_lowering_pipeline, lower
 from .schedule import BlockRV, ExprRV, LoopRV, Schedule, ScheduleError, ScheduleState, StmtSRef

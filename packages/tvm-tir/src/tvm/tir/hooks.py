@@ -36,7 +36,8 @@ from tvm.ffi.plugin import add_hookspecs, call_hook, hookspec
 from tvm.ir.target import KNOWN_TARGET_DISTRIBUTIONS, Target, as_target, target_kind_plugin
 
 __all__ = ["tvm_tir_codegen", "tvm_tir_default_schedule", "tvm_tir_schedule_rules",
-           "tvm_tir_tuned_schedule", "tvm_tir_cpu_info", "get_codegen", "CodegenFunc"]
+           "tvm_tir_tuned_schedule", "tvm_tir_cpu_info", "tvm_tir_register_tensor_intrins",
+           "get_codegen", "CodegenFunc"]
 
 #: ``build(mod, target) -> tvm.runtime.Module``: ``mod`` is an IRModule of lowered PrimFuncs
 #: with the packed calling convention (``tvm.tir.transform.MakePackedAPI``).
@@ -89,6 +90,14 @@ def tvm_tir_cpu_info(target: Target) -> Any:
     ``l2_bytes``, ``fma_units``, ``fma_latency`` and ``lanes(dtype)`` (the llvm plugin
     answers with its ``CPUInfo``).  Target-independent rules (the tuner's design space) read
     the machine through it.
+    """
+
+
+@hookspec
+def tvm_tir_register_tensor_intrins(register: Callable[[Any], None]) -> None:
+    """Call ``register(TensorIntrinDef(name, desc, impl))`` (:mod:`tvm.tir.tensor_intrin`)
+    once per tensor intrinsic the plugin provides (a vendor's matrix instruction, an ISA's
+    dot product), so that ``sch.tensorize(loop, name)`` and schedule rules find it by name.
     """
 
 

@@ -152,9 +152,9 @@ def unregister_backend(name: str) -> None:
 
 
 def _all() -> dict[str, Backend]:
-    from tvm.ir.target import _collect_plugin_table  # the shared plugin-table loader
+    from tvm.ffi.plugin import collect_plugin_table
 
-    _collect_plugin_table("tvm_relax_register_backends", Backend, "backend", _PLUGIN,
+    collect_plugin_table("tvm_relax_register_backends", Backend, "backend", _PLUGIN,
                           _loaded_from)
     out = {name: entry for name, (entry, _) in _PLUGIN.items()}
     out.update(_LOCAL)
