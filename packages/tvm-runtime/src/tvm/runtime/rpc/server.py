@@ -448,6 +448,9 @@ class _TrackerLink:
                 host, port = self.server.advertised()
                 conn.send({"op": "register", "device_key": self.server.device_key,
                            "host": host, "port": port})
+                ack, _ = conn.recv()  # the tracker lists this server once it answers
+                if ack.get("op") != "registered":
+                    raise RPCProtocolError(f"the tracker answered the registration with {ack!r}")
                 conn.settimeout(None)
                 self._conn = conn
                 self.registered.set()

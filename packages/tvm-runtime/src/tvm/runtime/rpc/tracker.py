@@ -154,9 +154,16 @@ class Tracker:
             host = conn.sock.getpeername()[0]
         server = _Server(key, host, port, conn)
         conn.settimeout(None)
-        with self._cond:
-            self._servers.append(server)
-            self._cond.notify_all()
+        with server.send_lock:  # listed, then acknowledged before any assignment is sent
+            with self._cond:
+                self._servers.append(server)
+                self._cond.notify_all()
+            try:
+                conn.send({"op": "registered"})
+            except BaseException:
+                with self._cond:
+                    self._servers.remove(server)
+                raise
         log.info("rpc tracker: %s registered at %s:%d", key, host, port)
         try:
             while True:
