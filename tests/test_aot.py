@@ -427,24 +427,67 @@ def test_unknown_exec_mode_is_refused():
         relax.build(Take, "llvm", exec_mode="graph")
 
 
-def test_a_program_with_offloaded_ops_is_refused():
-    pytest.importorskip("tvm.contrib.cblas")
-    from tvm.contrib.cblas.library import find_cblas
-
-    if find_cblas()[0] is None:
-        pytest.skip(find_cblas()[1])
-
+def test_a_kernel_named_like_a_libm_function(tmp_path):
+    """The kernel of a lone R.exp is called ``exp``: its object exports it as
+    ``__tvm_fn_exp`` (libm's exp is another function), and the package calls that."""
     @I.ir_module
-    class MatMul:
+    class Exp:
         @R.function
-        def main(x: R.Tensor((4, 8), "float32"), w: R.Tensor((8, 3), "float32")):
+        def main(x: R.Tensor((6, 5), "float32")):
             with R.dataflow():
-                y = R.matmul(x, w)
+                y = R.exp(x)
                 R.output(y)
             return y
 
-    with pytest.raises(AOTError, match=r"calls external backends \(cblas\)"):
-        relax.build(MatMul, "llvm", exec_mode="aot", offload=["cblas"])
+    pkg = relax.build(Exp, "llvm", exec_mode="aot")
+    assert [c.symbol for c in pkg.plan.calls] == ["exp"]
+    assert '__asm__("__tvm_fn_exp")' in pkg.c_source("expm")
+    x = np.linspace(-2, 2, 30, dtype="float32").reshape(6, 5)
+    expected = _vm_outputs(relax.build(Exp, "llvm"), [x])
+    pkg.export(tmp_path, "expm")
+    proc, got = run_driver(compile_driver(tmp_path, "expm", pkg), [x], pkg)
+    assert proc.returncode == 0, proc.stderr
+    np.testing.assert_array_equal(got[0], expected[0])
+
+
+@pytest.mark.parametrize("backend", ["dnnl", "cblas"])
+def test_offloaded_partitions_are_compiled_into_the_package(backend, tmp_path):
+    """A convolution (dnnl) or matmul (cblas) runs in the external backend's C, compiled into
+    the package; the rest are our kernels. The C program matches the VM."""
+    pytest.importorskip(f"tvm.contrib.{backend}")
+    library = __import__(f"tvm.contrib.{backend}.library", fromlist=["_"])
+    found, why = (library.find_dnnl if backend == "dnnl" else library.find_cblas)()
+    if found is None:
+        pytest.skip(why)
+    __import__(f"tvm.contrib.{backend}.plugin", fromlist=["_"]).ensure_registered()
+
+    @I.ir_module
+    class Model:
+        @R.function
+        def main(x: R.Tensor((1, 4, 8, 8), "float32"), w: R.Tensor((8, 4, 3, 3), "float32"),
+                 a: R.Tensor((6, 8), "float32"), b: R.Tensor((8, 5), "float32")):
+            with R.dataflow():
+                y = R.nn.relu(R.nn.conv2d(x, w, padding=1))
+                z = R.exp(R.matmul(a, b))
+                R.output(y, z)
+            return (y, z)
+
+    rng = np.random.default_rng(0)
+    inputs = [rng.standard_normal(s).astype("float32")
+              for s in ((1, 4, 8, 8), (8, 4, 3, 3), (6, 8), (8, 5))]
+    pkg = relax.build(Model, "llvm", exec_mode="aot", offload=[backend])
+    assert {p.backend for p in pkg.offload_report.partitions} == {backend}
+    expected = _vm_outputs(relax.build(Model, "llvm", offload=[backend]), inputs)
+    pkg.export(tmp_path, "offloaded")
+    assert pkg.link_flags and f"calls external backends ({backend})" in (
+        tmp_path / "offloaded.h").read_text()
+    for link in ("static", "shared"):
+        prog = compile_driver(tmp_path, "offloaded", pkg, link,
+                              libs=("-lgomp", "-lm", *pkg.link_flags))
+        proc, got = run_driver(prog, inputs, pkg, runs=2)
+        assert proc.returncode == 0, proc.stderr
+        for g, e in zip(got, expected, strict=True):
+            np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("name", ["model", "kernels", "weights", "plan"])

@@ -44,8 +44,11 @@ def _static_params(func: Function) -> list[tuple[str, str, tuple[int, ...]]]:
     return out
 
 
-def build_aot(mod: IRModule, tgt: Target, graph: Pass | None) -> AOTPackage:
-    """The AOT package of ``mod["main"]`` for ``tgt`` (``relax.build`` checked the rest)."""
+def build_aot(mod: IRModule, tgt: Target, graph: Pass | None,
+              external: tuple[Any, ...] = ()) -> AOTPackage:
+    """The AOT package of ``mod["main"]`` for ``tgt`` (``relax.build`` checked the rest);
+    ``external`` are the modules of external backends (``offload``) whose packed functions
+    the program calls: their C goes into the package."""
     from ..vm.build import lower_to_bytecode
 
     main = mod["main"] if "main" in mod else None
@@ -55,18 +58,19 @@ def build_aot(mod: IRModule, tgt: Target, graph: Pass | None) -> AOTPackage:
     mod, result = lower_to_bytecode(mod, tgt, graph)
     fn = next(f for f in result.program["functions"] if f["name"] == "main")
     kernels = set(result.program["kernels"]) if "kernels" in result.program else set()
-    plan = make_plan(fn, params, result.constants, kernels, "model")
+    external_names = _external_functions(external)
+    plan = make_plan(fn, params, result.constants, kernels | set(external_names), "model")
     kernel_lib: Any = None
-    if plan.calls:
+    if any(c.symbol not in external_names for c in plan.calls):
         from tvm.tir.build import apply_default_schedule
         from tvm.tir.build import build as tir_build
 
         kernels_mod = apply_default_schedule(result.kernels, tgt)  # as tir.build would
         with tgt:
             arena = {sym: arena_bytes(sym, kernels_mod[sym])
-                     for sym in {c.symbol for c in plan.calls}}
+                     for sym in {c.symbol for c in plan.calls} - set(external_names)}
         for call in plan.calls:
-            call.arena = arena[call.symbol]
+            call.arena = arena.get(call.symbol, 0)  # an external function mallocs its own
         kernel_lib = tir_build(kernels_mod, tgt)
         if getattr(kernel_lib, "link_info", None) is None:
             raise AOTError(
@@ -74,4 +78,23 @@ def build_aot(mod: IRModule, tgt: Target, graph: Pass | None) -> AOTPackage:
                 f"target {str(tgt)!r} ({type(kernel_lib).__name__}) has none (build for an "
                 "llvm target, e.g. 'llvm' or 'llvm -mtriple=aarch64-linux-gnu')")
     place_workspace(plan)
-    return AOTPackage(plan, kernel_lib, str(tgt), mod)
+    for lib in (kernel_lib, *external):
+        for fmeta in (getattr(lib, "meta", None) or {}).get("functions", []):
+            if fmeta.get("symbol") and fmeta["symbol"] != fmeta["name"]:
+                plan.link_symbols[fmeta["name"]] = fmeta["symbol"]
+    return AOTPackage(plan, kernel_lib, str(tgt), mod, external)
+
+
+def _external_functions(external: tuple[Any, ...]) -> dict[str, Any]:
+    """name -> module of every function of the external modules; AOTError for a module the
+    package cannot compile in (it needs the C source a C-emitting backend keeps)."""
+    out: dict[str, Any] = {}
+    for m in external:
+        backend = getattr(m, "external_backend", "?")
+        if "c" not in getattr(m, "source_formats", []) or getattr(m, "link_flags", None) is None:
+            raise AOTError(f"AOT: the {backend!r} backend's module ({type(m).__name__}) has no "
+                           "C source and link flags to compile into the package; build "
+                           "without offloading to it")
+        for name in m.function_names:
+            out[name] = m
+    return out

@@ -171,7 +171,7 @@ def emit_source(plan: Plan) -> str:
     for i, sym in enumerate(symbols):
         kname[sym] = f"k{i}"
         out.append(f'extern int32_t k{i}(TVMValue*, int32_t*, int32_t, TVMValue*, int32_t*, '
-                   f'void*) __asm__("{sym}");')
+                   f'void*) __asm__("{plan.link_symbols.get(sym, sym)}");')
     out += [
         "",
         f"static _Thread_local char last_error[{MESSAGE_BYTES}];",

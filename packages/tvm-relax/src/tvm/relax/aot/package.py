@@ -36,11 +36,22 @@ class AOTPackage:
     package, :meth:`header` and :meth:`c_source` give its text.
     """
 
-    def __init__(self, plan: Plan, kernel_lib: Any, target: str, lowered_mod: Any = None):
+    def __init__(self, plan: Plan, kernel_lib: Any, target: str, lowered_mod: Any = None,
+                 external_modules: tuple[Any, ...] = ()):
         self.plan = plan
         self.kernel_lib = kernel_lib
         self.target = target
         self.lowered_mod = lowered_mod
+        self.external_modules = tuple(external_modules)
+
+    @property
+    def link_flags(self) -> list[str]:
+        """What a program linking ``lib<name>.a`` adds for the external backends' libraries
+        (``offload``: ``-ldnnl``, rpaths ...); empty without offload."""
+        out: list[str] = []
+        for m in self.external_modules:
+            out += [f for f in m.link_flags if not f.startswith("-I") and f not in out]
+        return out
 
     @property
     def workspace_size(self) -> int:
@@ -55,7 +66,13 @@ class AOTPackage:
 
     def header(self, name: str = "model") -> str:
         """The text of ``<name>.h``."""
-        return emit_header(self._named(name))
+        text = emit_header(self._named(name))
+        if self.external_modules:
+            backends = ", ".join(sorted({str(m.external_backend) for m in self.external_modules}))
+            text = (f"/* calls external backends ({backends}): link lib{name}.a with "
+                    f"{' '.join(self.link_flags)}; their libraries allocate on the heap */\n"
+                    f"{text}")
+        return text
 
     def c_source(self, name: str = "model") -> str:
         """The text of the generated ``<name>.c`` (the program; the kernels are objects)."""
@@ -74,7 +91,7 @@ class AOTPackage:
         paths = {"a": out / f"lib{name}.a", "so": out / f"lib{name}.so", "h": out / f"{name}.h"}
         with tempfile.TemporaryDirectory(prefix="tvm_aot_") as tmp:
             t = Path(tmp)
-            (t / f"{name}.h").write_text(emit_header(plan))
+            (t / f"{name}.h").write_text(self.header(name))
             (t / f"{name}.c").write_text(emit_source(plan))
             # the parts' names hold a '-', which no package name (a C identifier) has, so
             # none is the combined <name>.o
@@ -86,7 +103,18 @@ class AOTPackage:
                   str(t / f"{name}.c")], name)
             _run([compiler, "-c", "-fPIC", "-o", str(objs[1]), str(t / "weights-part.S")],
                  name)
-            if self.plan.calls:
+            for i, m in enumerate(self.external_modules):  # the backends' C, as it is
+                src, obj = t / f"external{i}-part.c", t / f"external{i}-part.o"
+                src.write_text(m.get_source("c"))
+                _run([compiler, "-c", "-fPIC", "-O2", "-std=gnu11",
+                      *[f for f in m.link_flags if f.startswith("-I")], "-o", str(obj),
+                      str(src)], name)
+                # every module has its own metadata symbol; the package reads none of them
+                _run([_binutil(compiler, "objcopy"), "--localize-symbol=__tvm_module_meta",
+                      str(obj)], name)
+                objs.append(obj)
+            libs += [f for f in self.link_flags if f not in libs]
+            if self.kernel_lib is not None:
                 kernels = t / "kernels-part.o"
                 self.kernel_lib.export_library(str(kernels))
                 # the kernels' heap buffers come from the workspace arena (see .arena)
@@ -109,7 +137,7 @@ class AOTPackage:
         return paths
 
     def _link_info(self, cc: Optional[str]) -> dict[str, Any]:
-        if not self.plan.calls:
+        if self.kernel_lib is None:
             from tvm.ffi import knobs
 
             found = cc or knobs.CC.get() or shutil.which("cc") or shutil.which("gcc")

@@ -86,6 +86,9 @@ class Plan:
     weights: bytes = b""
     weight_offsets: list[int] = field(default_factory=list)
     views: dict[int, int] = field(default_factory=dict)  # a view's tensor index -> source's
+    #: a kernel's name -> the symbol its object defines, where they differ (a kernel named
+    #: like a libc function, ``exp``, is ``__tvm_fn_exp``: the module metadata says so)
+    link_symbols: dict[str, str] = field(default_factory=dict)
     liveness_bound: int = 0  # bytes: the most tensors and scratch live at once (module doc)
 
 

@@ -9,7 +9,8 @@ partitions, and lets the backend emit the code of each composite call
 (``emit(lines, composite, args, out)``, with :class:`CTensor` names and shapes); then the
 module's ``__tvm_module_meta``.  :func:`compile_c` compiles it with the system C compiler
 (``$CC``, else cc/gcc/clang), cached by content under ``$TVM_CACHE_DIR/<backend>``, and
-loads it; the module carries ``external_backend`` and its source (``get_source("c")``).
+loads it; the module carries ``external_backend``, its source (``get_source("c")``) and
+``link_flags`` (an AOT package compiles the source into itself with them).
 Generated code reads the runtime's thread count (``tvm.runtime.set_num_threads``) with
 ``TVM_NUM_THREADS()`` (0 when the runtime has not filled the slot), to hand it to a library.
 Float32 tensors of static shape only.
@@ -67,8 +68,9 @@ typedef struct { int32_t device_type; int32_t device_id; } DLDevice;
 typedef struct { uint8_t code; uint8_t bits; uint16_t lanes; } DLDataType;
 typedef struct { void* data; DLDevice device; int32_t ndim; DLDataType dtype; int64_t* shape;
                  int64_t* strides; uint64_t byte_offset; } DLTensor;
-void (*__TVMAPISetLastError)(const char* msg) = NULL;
-const int32_t* __TVMBackendNumThreads = NULL;  /* the runtime's thread count (set_num_threads) */
+/* the runtime slots, weak: linked with kernels that define them (an AOT package), one slot */
+__attribute__((weak)) void (*__TVMAPISetLastError)(const char* msg) = NULL;
+__attribute__((weak)) const int32_t* __TVMBackendNumThreads = NULL;  /* set_num_threads */
 #define TVM_NUM_THREADS() (__TVMBackendNumThreads ? *__TVMBackendNumThreads : 0)
 #define TVM_FAIL(...) do { char tvm_msg[512]; snprintf(tvm_msg, sizeof tvm_msg, __VA_ARGS__); \
   if (__TVMAPISetLastError) __TVMAPISetLastError(tvm_msg); return -1; } while (0)
@@ -218,5 +220,6 @@ def compile_c(source: str, backend: str, link: Sequence[str] = ()) -> Any:
                 write_sealed(out, [f.read()])
     module = SharedLibraryModule(out)
     module.external_backend = backend  # type: ignore[attr-defined]
+    module.link_flags = list(link)  # type: ignore[attr-defined]  # -I... and libraries
     module._sources["c"] = source
     return module

@@ -211,15 +211,11 @@ def build(
         raise TypeError(f"relax.build: pipeline must be 'default', a Pass or None, got {pipeline!r}")
     mod, external_mods, report = _run_external_codegen(mod, offload)
     if exec_mode == "aot":
-        from ..aot import AOTError, build_aot
+        from ..aot import build_aot
 
-        if external_mods:
-            backends = ", ".join(sorted({p.backend for p in report.partitions}))
-            raise AOTError(f"relax.build(exec_mode='aot'): the program calls external "
-                           f"backends ({backends}), which an AOT package cannot link yet; "
-                           "build without offload")
-
-        return build_aot(mod, tgt, graph)
+        pkg = build_aot(mod, tgt, graph, tuple(external_mods))
+        pkg.offload_report = report  # type: ignore[attr-defined]
+        return pkg
     mod, result = lower_to_bytecode(mod, tgt, graph)
     kernel_lib = None
     if len(result.kernels.functions):
