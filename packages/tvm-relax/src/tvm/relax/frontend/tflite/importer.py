@@ -1,0 +1,299 @@
+"""TFLite subgraph walk: tensors, constant buffers, symbolic batch, operator dispatch.
+
+:func:`from_tflite` turns subgraph 0 of a ``.tflite`` model into an IRModule whose
+``"main"`` takes the subgraph's inputs in order and returns its outputs (a Tuple when there
+are several).  Every binding emitted for an operator carries a
+:class:`~tvm.ir.span.Span` named after the operator's first output tensor.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Union
+
+import numpy as np
+
+from tvm import tir
+from tvm.ffi.dtype import to_numpy_dtype
+from tvm.ir.module import IRModule
+from tvm.ir.span import SourceName, Span
+from tvm.tir.expr import IntImm
+
+from ...block_builder import BlockBuilder
+from ...expr import Constant, Expr, TupleGetItem, Var
+from ...struct_info import TensorStructInfo, TupleStructInfo
+from .. import sanitize_name
+from .common import CONVERTERS, OpContext, OpNotImplemented, TFLiteImportError, tflite_dtype
+from .model import ModelInfo, SubgraphInfo, TensorInfo, read_model
+
+__all__ = ["from_tflite", "supported_ops", "TFLiteImporter"]
+
+_NOT_GIVEN: Any = object()
+#: operators whose integer tensors may carry quantization parameters
+_QUANT_AWARE = {"QUANTIZE", "DEQUANTIZE"}
+
+
+def _require_tflite() -> Any:
+    try:
+        import tflite
+    except ImportError as err:  # pragma: no cover - exercised without the extra
+        raise ImportError(
+            "the TFLite frontend needs the 'tflite' package: pip install 'tvm-relax[tflite]'"
+        ) from err
+    return tflite
+
+
+def _load_converters() -> None:
+    from . import ops_math, ops_nn, ops_tensor  # noqa: F401
+
+
+def supported_ops() -> list[str]:
+    """The TFLite builtin operators that have a converter."""
+    _load_converters()
+    return sorted(CONVERTERS)
+
+
+class TFLiteImporter:
+    """Converts one subgraph of a parsed model, emitting through a BlockBuilder."""
+
+    def __init__(self, model: ModelInfo, shape_dict: Optional[dict[str, Any]] = None,
+                 dtype_dict: Union[None, str, dict[str, str]] = None):
+        self.model = model
+        self.shape_dict = dict(shape_dict or {})
+        self.dtype_dict = dtype_dict
+        self.bb = BlockBuilder()
+        self.values: dict[int, Expr] = {}
+        self.sym_vars: dict[str, tir.Var] = {}
+        self.subgraph: SubgraphInfo = model.subgraphs[0]
+        self.subgraph_desc = "0"
+        self._source = SourceName("tflite")
+        self._check_shapes = not self.shape_dict  # the model's shapes hold as declared
+
+    # -- tensors ---------------------------------------------------------------------------
+    def tensor(self, index: int) -> TensorInfo:
+        return self.subgraph.tensors[index]
+
+    def tensor_dtype(self, index: int) -> str:
+        t = self.tensor(index)
+        return tflite_dtype(t.type, f"tensor {index} ({t.name!r})")
+
+    def tensor_shape(self, index: int) -> list[int]:
+        return list(self.tensor(index).shape)
+
+    def _sym(self, name: str) -> tir.Var:
+        if name not in self.sym_vars:
+            self.sym_vars[name] = tir.Var(sanitize_name(name, "n"), "int64")
+        return self.sym_vars[name]
+
+    def _input_sinfo(self, index: int) -> TensorStructInfo:
+        t = self.tensor(index)
+        if isinstance(self.dtype_dict, str):
+            dtype = self.dtype_dict
+        elif self.dtype_dict and t.name in self.dtype_dict:
+            dtype = self.dtype_dict[t.name]
+        else:
+            dtype = self.tensor_dtype(index)
+        given = self.shape_dict.get(t.name, _NOT_GIVEN)
+        if given is not _NOT_GIVEN:
+            if not isinstance(given, (list, tuple)):
+                raise TFLiteImportError(
+                    f"graph input {t.name!r}: shape_dict entry {given!r} is not a shape "
+                    "(a list of ints, str or None)")
+            dims = list(given)
+        else:
+            dims = list(t.shape_signature if t.shape_signature is not None else t.shape)
+            if t.shape_signature is not None and len(t.shape_signature) != len(t.shape):
+                raise TFLiteImportError(
+                    f"graph input {t.name!r}: shape_signature {t.shape_signature} and shape "
+                    f"{t.shape} differ in rank")
+        shape: list[Any] = []
+        for i, d in enumerate(dims):
+            if isinstance(d, str):
+                shape.append(self._sym(d))
+            elif d is None or int(d) < 0:
+                shape.append(self._sym("batch" if i == 0 else f"{t.name}_dim{i}"))
+            else:
+                shape.append(int(d))
+        return TensorStructInfo(shape, dtype)
+
+    def _constant(self, index: int) -> Optional[Constant]:
+        t = self.tensor(index)
+        data = self.model.buffers[t.buffer] if 0 < t.buffer < len(self.model.buffers) else None
+        if data is None:
+            return None
+        where = f"tensor {index} ({t.name!r})"
+        if t.sparse:
+            raise OpNotImplemented(f"{where}: sparse constant tensors are not supported")
+        dtype = self.tensor_dtype(index)
+        npdt = np.dtype(to_numpy_dtype(dtype))
+        count = int(np.prod(t.shape, dtype=np.int64)) if t.shape else 1
+        if len(data) != count * npdt.itemsize:
+            raise TFLiteImportError(
+                f"{where}: buffer {t.buffer} holds {len(data)} bytes, but shape {t.shape} of "
+                f"{dtype} needs {count * npdt.itemsize}")
+        array = np.frombuffer(data, dtype=npdt.newbyteorder("<")).astype(npdt).reshape(t.shape)
+        return Constant(array)
+
+    # -- subgraph --------------------------------------------------------------------------
+    def import_subgraph(self, index: int = 0) -> IRModule:
+        if not self.model.subgraphs:
+            raise TFLiteImportError("the model has no subgraphs")
+        self.subgraph = sg = self.model.subgraphs[index]
+        self.subgraph_desc = f"{index}" + (f" {sg.name!r}" if sg.name else "")
+        self._source = SourceName(sg.name or "tflite")
+        for k in list(sg.inputs) + list(sg.outputs):
+            if not 0 <= k < len(sg.tensors):
+                raise TFLiteImportError(f"subgraph {self.subgraph_desc}: tensor index {k} is "
+                                        f"out of range ({len(sg.tensors)} tensors)")
+        params = []
+        for k in sg.inputs:
+            t = self.tensor(k)
+            if t.is_variable:
+                raise OpNotImplemented(f"input tensor {t.name!r} is a variable (state)")
+            var = Var(sanitize_name(t.name, "input"), self._input_sinfo(k))
+            self.values[k] = var
+            params.append(var)
+        with self.bb.function("main", params):
+            with self.bb.dataflow():
+                for i, op in enumerate(sg.operators):
+                    self._convert(i, op)
+                outputs = []
+                for k in sg.outputs:
+                    value = self._value(k, "subgraph output")
+                    outputs.append(self.bb.emit_output(value, sanitize_name(
+                        self.tensor(k).name, "out")))
+            self.bb.emit_func_output(outputs[0] if len(outputs) == 1 else outputs)
+        return self.bb.get()
+
+    def _value(self, k: int, what: str) -> Expr:
+        if k not in self.values:
+            if not 0 <= k < len(self.subgraph.tensors):
+                raise TFLiteImportError(f"{what}: tensor index {k} is out of range")
+            c = self._constant(k)
+            if c is None:
+                t = self.tensor(k)
+                raise TFLiteImportError(
+                    f"{what}: tensor {k} ({t.name!r}) is neither an input, a constant nor "
+                    "produced by an earlier operator")
+            self.values[k] = c
+        return self.values[k]
+
+    def _convert(self, index: int, op: Any) -> None:
+        import tflite
+
+        if not 0 <= op.opcode < len(self.model.opcodes):
+            raise TFLiteImportError(f"operator {index} of subgraph {self.subgraph_desc}: "
+                                    f"opcode index {op.opcode} is out of range")
+        code = self.model.opcodes[op.opcode]
+        where = (f"TFLite {code.name} (operator {index} of subgraph {self.subgraph_desc}, "
+                 f"version {code.version})")
+        if code.name == "CUSTOM":
+            raise OpNotImplemented(f"TFLite custom operator {code.custom_code!r} (operator "
+                                   f"{index} of subgraph {self.subgraph_desc}) is not supported")
+        conv = CONVERTERS.get(code.name)
+        if conv is None:
+            raise OpNotImplemented(f"{where}: builtin operator {code.name} is not supported")
+        if code.version > conv.max_version:
+            raise OpNotImplemented(
+                f"{where}: version {code.version} is not supported (the importer implements "
+                f"{code.name} versions 1 to {conv.max_version})")
+        inputs: list[Any] = []
+        for k in op.inputs:
+            inputs.append(None if k < 0 else self._value(k, where))
+        for k in op.inputs + op.outputs:
+            if k < 0 or not 0 <= k < len(self.subgraph.tensors):
+                continue
+            t = self.tensor(k)
+            if t.is_variable:
+                raise OpNotImplemented(f"{where}: variable tensor {t.name!r} is not supported")
+            if (t.quant is not None and code.name not in _QUANT_AWARE
+                    and self.tensor_dtype(k) not in ("float32", "float16", "float64")):
+                raise OpNotImplemented(
+                    f"{where}: quantized tensor {t.name!r} ({self.tensor_dtype(k)} with "
+                    "scale/zero point) is not supported yet: integer lowering of quantized "
+                    "operators is pending")
+        options = None
+        if conv.options is not None:
+            expected = getattr(tflite.BuiltinOptions, conv.options)
+            if op.options_type == 0 or op.options is None:
+                from .common import default_options
+
+                options = default_options(conv.options)
+            elif op.options_type != expected:
+                raise TFLiteImportError(
+                    f"{where}: options of type {op.options_type}, expected {conv.options} "
+                    f"({expected})")
+            else:
+                options = getattr(tflite, conv.options)()
+                options.Init(op.options.Bytes, op.options.Pos)
+        ctx = OpContext(self, op, code.name, code.version, index, inputs, op.outputs, options)
+        out_name = self.tensor(op.outputs[0]).name if op.outputs else f"{code.name}_{index}"
+        span = Span(self._source, index + 1, 1, name=out_name)
+        try:
+            with self.bb.spanned(span):
+                result = conv.impl(ctx)
+                self._bind_outputs(ctx, result)
+        except TFLiteImportError:
+            raise
+        except Exception as err:  # noqa: BLE001 - re-raised with the operator named
+            raise TFLiteImportError(f"{where}: {type(err).__name__}: {err}") from err
+
+    def _bind_outputs(self, ctx: OpContext, result: Any) -> None:
+        if isinstance(result, Expr) and isinstance(
+                self.bb.normalize(result).struct_info, TupleStructInfo):
+            tup = self.bb.emit(result)
+            result = [TupleGetItem(tup, i) for i in range(len(tup.struct_info.fields))]
+        results = list(result) if isinstance(result, (list, tuple)) else [result]
+        if len(results) != ctx.num_outputs:
+            raise ctx.error(f"produced {len(results)} outputs, the model declares "
+                            f"{ctx.num_outputs}")
+        for k, value in zip(ctx.output_ids, results):
+            t = self.tensor(k)
+            if not isinstance(value, (Var, Constant)):
+                value = self.bb.emit(value, sanitize_name(t.name))
+            self._check_output(ctx, k, value)
+            self.values[k] = value
+
+    def _check_output(self, ctx: OpContext, k: int, value: Expr) -> None:
+        """The converted value must have the tensor's dtype and (static) shape."""
+        t = self.tensor(k)
+        sinfo = value.struct_info
+        dtype = self.tensor_dtype(k)
+        if not isinstance(sinfo, TensorStructInfo):
+            raise ctx.error(f"output {t.name!r} is not a tensor")
+        if sinfo.dtype != dtype:
+            raise ctx.error(f"output {t.name!r} converted to {sinfo.dtype}, the model says "
+                            f"{dtype}")
+        if sinfo.shape_values is None or not t.shape or not self._check_shapes:
+            return
+        got = [int(d.value) if isinstance(d, IntImm) else None for d in sinfo.shape_values]
+        sig = t.shape_signature or t.shape
+        if len(got) != len(t.shape) and not (len(t.shape) == 0 and got == []):
+            raise ctx.error(f"output {t.name!r} converted to rank {len(got)}, the model "
+                            f"declares shape {t.shape}")
+        for g, d, s in zip(got, t.shape, sig):
+            if g is not None and s >= 0 and g != d:
+                raise ctx.error(f"output {t.name!r} converted to shape {got}, the model "
+                                f"declares {t.shape}")
+
+
+def from_tflite(
+    model: Any,
+    shape_dict: Optional[dict[str, Any]] = None,
+    dtype_dict: Union[None, str, dict[str, str]] = None,
+) -> IRModule:
+    """Import a TFLite model as an IRModule with a ``"main"`` function.
+
+    ``model``: a path to a ``.tflite`` file, its bytes, or a parsed ``tflite.Model``.
+    Subgraph 0 is imported; its input tensors become the parameters in order (a dimension
+    the model's ``shape_signature`` gives as -1 becomes an int64 symbolic variable:
+    ``batch`` for the first axis, ``<input>_dim<i>`` otherwise).  ``shape_dict`` maps input
+    tensor names to shapes (ints; a str or None is a symbolic dimension) and ``dtype_dict``
+    input names to dtypes (or one dtype for all).  Constant buffers become Constants; the
+    model's NHWC layout is kept.  An unsupported builtin, custom operator, operator version
+    or option raises :class:`OpNotImplemented` naming the operator, its index and the
+    subgraph; a file that is not a valid model raises :class:`TFLiteImportError`.
+    """
+    _require_tflite()
+    _load_converters()
+    info = read_model(model)
+    return TFLiteImporter(info, shape_dict, dtype_dict).import_subgraph(0)
