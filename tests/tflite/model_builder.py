@@ -140,7 +140,7 @@ class ModelBuilder:
             b.StartVector(1, len(data), 16)  # aligned, as the converter writes them
             b.head -= len(data)
             b.Bytes[b.head:b.head + len(data)] = data
-            vec = b.EndVector(len(data))
+            vec = b.EndVector()
         tflite.BufferStart(b)
         if vec is not None:
             tflite.BufferAddData(b, vec)
@@ -200,7 +200,7 @@ def _vector(b: flatbuffers.Builder, start: Any, items: Sequence[Any], prepend: A
     start(b, len(items))
     for item in reversed(list(items)):
         prepend(item)
-    return b.EndVector(len(items))
+    return b.EndVector()
 
 
 def run_litert(model: bytes, inputs: Sequence[np.ndarray], num_threads: int = 1,
@@ -222,3 +222,16 @@ def run_litert(model: bytes, inputs: Sequence[np.ndarray], num_threads: int = 1,
         interp.set_tensor(d["index"], x)
     interp.invoke()
     return [interp.get_tensor(d["index"]).copy() for d in interp.get_output_details()]
+
+
+def run_relax(model: Any, inputs: Sequence[np.ndarray], **import_kw: Any) -> list[np.ndarray]:
+    """The model's outputs through from_tflite -> relax.build(llvm) -> VirtualMachine."""
+    import tvm.runtime
+    from tvm import relax
+    from tvm.relax.frontend.tflite import from_tflite
+
+    mod = from_tflite(model, **import_kw)
+    vm = relax.VirtualMachine(relax.build(mod, target="llvm"), tvm.runtime.cpu())
+    out = vm["main"](*inputs)
+    outs = out if isinstance(out, (list, tuple)) else [out]
+    return [o.numpy() for o in outs]

@@ -226,10 +226,11 @@ class OpContext:
             return _op.clip(x, -1.0, 1.0)
         if fused == 3:  # RELU6
             return _op.clip(x, 0.0, 6.0)
-        if fused == 4:  # TANH
-            return _op.tanh(x)
-        if fused == 5:  # SIGN_BIT
-            raise self.unsupported("fused activation SIGN_BIT is not supported")
+        if fused in (4, 5):  # TANH, SIGN_BIT
+            # LiteRT's kernels clamp only for the RELU family and skip these silently, so
+            # a model using them has no agreed meaning
+            name = "TANH" if fused == 4 else "SIGN_BIT"
+            raise self.unsupported(f"fused activation {name} is not supported")
         raise self.unsupported(f"unknown fused activation function {fused}")
 
 

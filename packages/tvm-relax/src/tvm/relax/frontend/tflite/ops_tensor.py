@@ -316,11 +316,6 @@ def _zeros_like(ctx: OpContext) -> Any:
     return _op.zeros_like(ctx.input(0))
 
 
-@converter("ONES_LIKE", max_version=1)
-def _ones_like(ctx: OpContext) -> Any:
-    return _op.ones_like(ctx.input(0))
-
-
 @converter("SPACE_TO_DEPTH", max_version=2, options="SpaceToDepthOptions")
 def _space_to_depth(ctx: OpContext) -> Any:
     b = int(ctx.options.BlockSize())
