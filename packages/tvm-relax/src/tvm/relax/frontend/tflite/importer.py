@@ -296,4 +296,10 @@ def from_tflite(
     _require_tflite()
     _load_converters()
     info = read_model(model)
-    return TFLiteImporter(info, shape_dict, dtype_dict).import_subgraph(0)
+    try:
+        return TFLiteImporter(info, shape_dict, dtype_dict).import_subgraph(0)
+    except TFLiteImportError:
+        raise
+    except Exception as err:  # noqa: BLE001 - inconsistent records (a corrupt file)
+        raise TFLiteImportError(
+            f"cannot import the model: {type(err).__name__}: {err}") from err

@@ -119,14 +119,20 @@ def read_model(model: Any) -> ModelInfo:
             f"{type(err).__name__}: {err}") from err
 
 
-def _ints(length: int, get: Any) -> list[int]:
-    return [int(get(j)) for j in range(length)]
-
-
 def _read(data: bytes, root: Any) -> ModelInfo:
     names = builtin_names()
+    limit = len(data)  # no vector can hold more entries than the file has bytes
+
+    def _count(length: int, what: str) -> int:
+        if not 0 <= length <= limit:
+            raise TFLiteImportError(f"{length} {what} in a {limit}-byte file")
+        return length
+
+    def _ints(length: int, get: Any) -> list[int]:
+        return [int(get(j)) for j in range(_count(length, "vector entries"))]
+
     opcodes = []
-    for k in range(root.OperatorCodesLength()):
+    for k in range(_count(root.OperatorCodesLength(), "operator codes")):
         oc = root.OperatorCodes(k)
         # schema.fbs: the builtin is the larger of the two fields (old files set only the
         # deprecated int8 one; newer ones set 127 there and the real code in builtin_code)
@@ -138,7 +144,7 @@ def _read(data: bytes, root: Any) -> ModelInfo:
             code, "CUSTOM" if code == _CUSTOM else names.get(code, f"<builtin {code}>"),
             custom.decode("utf-8", "replace") if custom else "", int(oc.Version()) or 1))
     buffers: list[Optional[bytes]] = []
-    for k in range(root.BuffersLength()):
+    for k in range(_count(root.BuffersLength(), "buffers")):
         buf = root.Buffers(k)
         offset, size = int(buf.Offset()), int(buf.Size())
         if offset > 1:  # data stored after the flatbuffer (models over 2 GB)
@@ -151,10 +157,10 @@ def _read(data: bytes, root: Any) -> ModelInfo:
             n = buf.DataLength()
             buffers.append(buf.DataAsNumpy().tobytes() if n else None)
     subgraphs = []
-    for s in range(root.SubgraphsLength()):
+    for s in range(_count(root.SubgraphsLength(), "subgraphs")):
         sg = root.Subgraphs(s)
         tensors = []
-        for t in range(sg.TensorsLength()):
+        for t in range(_count(sg.TensorsLength(), "tensors")):
             ten = sg.Tensors(t)
             sig = (None if ten.ShapeSignatureIsNone() or ten.ShapeSignatureLength() == 0
                    else _ints(ten.ShapeSignatureLength(), ten.ShapeSignature))
@@ -171,7 +177,7 @@ def _read(data: bytes, root: Any) -> ModelInfo:
                 _ints(ten.ShapeLength(), ten.Shape), sig, int(ten.Buffer()), quant,
                 bool(ten.IsVariable()), ten.Sparsity() is not None))
         ops = []
-        for o in range(sg.OperatorsLength()):
+        for o in range(_count(sg.OperatorsLength(), "operators")):
             op = sg.Operators(o)
             ops.append(OperatorInfo(
                 int(op.OpcodeIndex()), _ints(op.InputsLength(), op.Inputs),
