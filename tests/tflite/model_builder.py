@@ -22,7 +22,8 @@ _TYPES = {"float32": 0, "float16": 1, "int32": 2, "uint8": 3, "int64": 4, "bool"
 class ModelBuilder:
     """One-subgraph TFLite model under construction."""
 
-    def __init__(self, seed: int = 0, name: str = "main"):
+    def __init__(self, seed: int = 0, name: str = "main", legacy_opcodes: bool = False):
+        self.legacy_opcodes = legacy_opcodes  # only deprecated_builtin_code, as old files
         self.rng = np.random.default_rng(seed)
         self.name = name
         self.tensors: list[dict[str, Any]] = []
@@ -116,7 +117,8 @@ class ModelBuilder:
             custom_s = b.CreateString(custom) if custom else None
             tflite.OperatorCodeStart(b)
             tflite.OperatorCodeAddDeprecatedBuiltinCode(b, min(code, 127))
-            tflite.OperatorCodeAddBuiltinCode(b, code)
+            if not self.legacy_opcodes:
+                tflite.OperatorCodeAddBuiltinCode(b, code)
             tflite.OperatorCodeAddVersion(b, version)
             if custom_s is not None:
                 tflite.OperatorCodeAddCustomCode(b, custom_s)

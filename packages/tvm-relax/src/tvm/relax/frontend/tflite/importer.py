@@ -66,7 +66,9 @@ class TFLiteImporter:
         self.subgraph: SubgraphInfo = model.subgraphs[0]
         self.subgraph_desc = "0"
         self._source = SourceName("tflite")
-        self._check_shapes = not self.shape_dict  # the model's shapes hold as declared
+        # with the model's own input shapes and dtypes, every tensor's must hold as declared
+        self._check_shapes = not self.shape_dict
+        self._check_dtypes = not self.dtype_dict
 
     # -- tensors ---------------------------------------------------------------------------
     def tensor(self, index: int) -> TensorInfo:
@@ -260,7 +262,7 @@ class TFLiteImporter:
         dtype = self.tensor_dtype(k)
         if not isinstance(sinfo, TensorStructInfo):
             raise ctx.error(f"output {t.name!r} is not a tensor")
-        if sinfo.dtype != dtype:
+        if sinfo.dtype != dtype and self._check_dtypes:
             raise ctx.error(f"output {t.name!r} converted to {sinfo.dtype}, the model says "
                             f"{dtype}")
         if sinfo.shape_values is None or not t.shape or not self._check_shapes:

@@ -1,0 +1,252 @@
+"""from_tflite's model handling: input forms, tensors and buffers, operator codes and
+versions, shape/dtype overrides, spans, QUANTIZE/DEQUANTIZE, and its errors (unsupported
+builtin, custom op, version, quantized tensors, bad files)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tflite
+from model_builder import ModelBuilder, run_litert, run_relax
+
+from tvm import relax, tir
+from tvm.ffi import assert_structural_equal
+from tvm.relax.frontend.tflite import OpNotImplemented, TFLiteImportError, from_tflite
+
+
+def _relu_model(**input_kw) -> bytes:
+    m = ModelBuilder()
+    x = m.input([2, 3], **input_kw)
+    y = m.tensor([2, 3], name="relu_out")
+    m.op("RELU", [x], [y])
+    m.output(y)
+    return m.build()
+
+
+def test_path_bytes_and_parsed_model_import_alike(tmp_path) -> None:
+    data = _relu_model()
+    path = tmp_path / "relu.tflite"
+    path.write_bytes(data)
+    parsed = tflite.Model.GetRootAs(data, 0)
+    mods = [from_tflite(data), from_tflite(str(path)), from_tflite(path), from_tflite(parsed),
+            from_tflite(bytearray(data))]
+    for mod in mods[1:]:
+        assert relax.analysis.well_formed(mod)
+        assert_structural_equal(mod, mods[0])
+    assert [p.name_hint for p in mods[0]["main"].params] == ["input0"]
+
+
+def test_inputs_and_outputs_keep_the_subgraph_order() -> None:
+    m = ModelBuilder()
+    a, b = m.input([2], name="a"), m.input([3], name="b")
+    ya, yb = m.tensor([3], name="yb"), m.tensor([2], name="ya")
+    m.op("NEG", [b], [ya])
+    m.op("ABS", [a], [yb])
+    m.output(ya, yb)
+    data = m.build()
+    mod = from_tflite(data)
+    assert [p.name_hint for p in mod["main"].params] == ["a", "b"]
+    xa, xb = np.array([1.0, -2.0], np.float32), np.array([3.0, -4.0, 5.0], np.float32)
+    got = run_relax(data, [xa, xb])
+    np.testing.assert_array_equal(got[0], -xb)
+    np.testing.assert_array_equal(got[1], np.abs(xa))
+
+
+def test_constant_buffers_keep_dtype_and_values() -> None:
+    m = ModelBuilder()
+    x = m.input([4], "int32")
+    values = np.array([1, -2, 70000, -(2 ** 31)], np.int32)
+    y = m.tensor([4], "int32")
+    m.op("ADD", [x, m.const(values)], [y], ("AddOptions", {"FusedActivationFunction": 0}))
+    m.output(y)
+    data = m.build()
+    mod = from_tflite(data)
+    (add,) = [b.value for b in mod["main"].body.blocks[0].bindings
+              if isinstance(b.value, relax.Call)]
+    const = add.args[1]
+    assert isinstance(const, relax.Constant) and const.data.dtype == np.int32
+    np.testing.assert_array_equal(const.data, values)
+    x0 = np.array([0, 2, 1, 0], np.int32)
+    np.testing.assert_array_equal(run_relax(data, [x0])[0], run_litert(data, [x0])[0])
+
+
+def test_shape_signature_minus_one_is_a_symbolic_batch() -> None:
+    data = _relu_model(signature=[-1, 3])
+    sinfo = from_tflite(data)["main"].params[0].struct_info
+    dims = sinfo.shape_values
+    assert isinstance(dims[0], tir.Var) and dims[0].name == "batch"
+    assert int(dims[1].value) == 3
+    x = np.random.default_rng(0).standard_normal((5, 3)).astype(np.float32)
+    np.testing.assert_array_equal(run_relax(data, [x])[0], np.maximum(x, 0))
+
+
+def test_shape_dict_and_dtype_dict_override() -> None:
+    data = _relu_model()
+    sinfo = from_tflite(data, shape_dict={"input0": ["n", 3]},
+                        dtype_dict={"input0": "float16"})["main"].params[0].struct_info
+    assert sinfo.dtype == "float16"
+    assert isinstance(sinfo.shape_values[0], tir.Var) and sinfo.shape_values[0].name == "n"
+    with pytest.raises(TFLiteImportError, match="not a shape"):
+        from_tflite(data, shape_dict={"input0": 3})
+
+
+def test_bindings_carry_spans_named_after_output_tensors() -> None:
+    mod = from_tflite(_relu_model())
+    spans = [b.span for b in mod["main"].body.blocks[0].bindings if b.span is not None]
+    assert any(s.name == "relu_out" for s in spans)
+
+
+def test_operator_code_from_deprecated_field_or_builtin_code() -> None:
+    """schema.fbs: the builtin is max(deprecated_builtin_code, builtin_code); GELU (150)
+    is written with the placeholder 127 in the deprecated field."""
+    m = ModelBuilder()
+    x = m.input([2, 4])
+    y = m.tensor([2, 4])
+    m.op("GELU", [x], [y], ("GeluOptions", {"Approximate": False}))
+    m.output(y)
+    data = m.build()
+    assert m.opcodes[0][0] == 150
+    x0 = np.linspace(-3, 3, 8, dtype=np.float32).reshape(2, 4)
+    np.testing.assert_allclose(run_relax(data, [x0])[0], run_litert(data, [x0])[0], rtol=1e-5,
+                               atol=1e-6)
+    old = ModelBuilder(legacy_opcodes=True)
+    x = old.input([2, 3])
+    y = old.tensor([2, 3])
+    old.op("TANH", [x], [y])
+    old.output(y)
+    x1 = np.ones((2, 3), np.float32)
+    np.testing.assert_allclose(run_relax(old.build(), [x1])[0], np.tanh(x1), rtol=1e-6)
+
+
+def _one_op(builtin: str, version: int = 1, custom: str = "") -> bytes:
+    m = ModelBuilder()
+    x = m.input([2, 3])
+    y = m.tensor([2, 3])
+    m.op("RELU", [x], [y])
+    z = m.tensor([2, 3])
+    m.op(builtin, [y], [z], version=version, custom_code=custom)
+    m.output(z)
+    return m.build()
+
+
+def test_unsupported_builtin_names_op_index_and_subgraph() -> None:
+    with pytest.raises(OpNotImplemented, match=r"TFLite LSH_PROJECTION \(operator 1 of "
+                                               r"subgraph 0 'main', version 1\)"):
+        from_tflite(_one_op("LSH_PROJECTION"))
+
+
+def test_custom_operator_is_named() -> None:
+    with pytest.raises(OpNotImplemented, match=r"custom operator 'MyFancyOp' \(operator 1 "
+                                               r"of subgraph 0 'main'\)"):
+        from_tflite(_one_op("CUSTOM", custom="MyFancyOp"))
+
+
+def test_operator_version_beyond_the_importer_is_refused() -> None:
+    with pytest.raises(OpNotImplemented, match=r"TFLite TANH \(operator 1 .*version 9 is "
+                                               r"not supported .*versions 1 to 3"):
+        from_tflite(_one_op("TANH", version=9))
+
+
+def test_unsupported_options_are_refused_with_the_op_named() -> None:
+    m = ModelBuilder()
+    x = m.input([2, 8])
+    y = m.tensor([2, 5])
+    m.op("FULLY_CONNECTED", [x, m.weights([5, 8]), m.weights([5])], [y],
+         ("FullyConnectedOptions", {"WeightsFormat": 1}))
+    m.output(y)
+    with pytest.raises(OpNotImplemented, match=r"FULLY_CONNECTED \(operator 0.*weights_format 1"):
+        from_tflite(m.build())
+    m = ModelBuilder()
+    x = m.input([2, 8])
+    y = m.tensor([2, 8])
+    m.op("ADD", [x, x], [y], ("AddOptions", {"FusedActivationFunction": 4}))
+    m.output(y)
+    with pytest.raises(OpNotImplemented, match=r"ADD \(operator 0.*fused activation TANH"):
+        from_tflite(m.build())
+
+
+def test_quantized_tensors_on_float_operators_are_refused() -> None:
+    m = ModelBuilder()
+    x = m.tensor([1, 4], "int8", quant=([0.5], [3], 0))
+    m.inputs.append(x)
+    y = m.tensor([1, 4], "int8", quant=([0.5], [3], 0))
+    m.op("RELU", [x], [y])
+    m.output(y)
+    with pytest.raises(OpNotImplemented, match=r"RELU \(operator 0.*quantized tensor"):
+        from_tflite(m.build())
+
+
+def test_quantize_dequantize_match_litert() -> None:
+    m = ModelBuilder()
+    x = m.input([2, 6])
+    q = m.tensor([2, 6], "int8", quant=([0.05], [-3], 0))
+    m.op("QUANTIZE", [x], [q])
+    d = m.tensor([2, 6])
+    m.op("DEQUANTIZE", [q], [d], version=2)
+    m.output(q, d)
+    data = m.build()
+    x0 = np.linspace(-8, 8, 12, dtype=np.float32).reshape(2, 6)
+    got, expected = run_relax(data, [x0]), run_litert(data, [x0])
+    np.testing.assert_array_equal(got[0], expected[0])
+    np.testing.assert_allclose(got[1], expected[1], rtol=1e-6)
+
+
+def test_dequantized_constant_weights_fold_at_import() -> None:
+    """Per-channel int8 and float16 weights dequantized to float32 feed a float conv."""
+    m = ModelBuilder()
+    x = m.input([1, 4, 4, 2])
+    w8 = m.const(np.arange(-8, 8, dtype=np.int8).reshape(2, 2, 2, 2),
+                 quant=([0.1, 0.2], [0, 0], 0))
+    wf = m.tensor([2, 2, 2, 2])
+    m.op("DEQUANTIZE", [w8], [wf], version=2)
+    bias16 = m.const(np.array([0.5, -0.25], np.float16))
+    bf = m.tensor([2])
+    m.op("DEQUANTIZE", [bias16], [bf], version=3)
+    y = m.tensor([1, 3, 3, 2])
+    m.op("CONV_2D", [x, wf, bf], [y], ("Conv2DOptions", {"Padding": 1, "StrideH": 1,
+                                                         "StrideW": 1}))
+    m.output(y)
+    data = m.build()
+    x0 = np.random.default_rng(0).standard_normal((1, 4, 4, 2)).astype(np.float32)
+    np.testing.assert_allclose(run_relax(data, [x0])[0], run_litert(data, [x0])[0],
+                               rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("data", [b"", b"garbage", b"\x00" * 64, b"1234TFL3" + b"\xff" * 40],
+                         ids=["empty", "text", "zeros", "identifier-then-junk"])
+def test_not_a_model_is_a_clear_error(data: bytes) -> None:
+    with pytest.raises(TFLiteImportError):
+        from_tflite(data)
+
+
+def test_missing_file_and_wrong_type() -> None:
+    with pytest.raises(TFLiteImportError, match="cannot read"):
+        from_tflite("/nonexistent/model.tflite")
+    with pytest.raises(TypeError, match="expected a path, bytes or a tflite.Model"):
+        from_tflite(12)
+
+
+def test_truncated_and_corrupted_models_raise_import_errors() -> None:
+    """Every truncation and random byte corruption of a valid model either imports or
+    raises TFLiteImportError (never another exception, never a crash)."""
+    m = ModelBuilder()
+    x = m.input([1, 4, 4, 2])
+    y = m.tensor([1, 4, 4, 3])
+    m.op("CONV_2D", [x, m.weights([3, 1, 1, 2]), m.weights([3])], [y],
+         ("Conv2DOptions", {"Padding": 0, "StrideH": 1, "StrideW": 1}))
+    z = m.tensor([1, 4, 4, 3])
+    m.op("LOGISTIC", [y], [z])
+    m.output(z)
+    data = m.build()
+    rng = np.random.default_rng(0)
+    cases = [data[:n] for n in range(0, len(data), 7)]
+    for _ in range(300):
+        buf = bytearray(data)
+        for pos in rng.integers(0, len(buf), size=int(rng.integers(1, 4))):
+            buf[pos] = int(rng.integers(0, 256))
+        cases.append(bytes(buf))
+    for case in cases:
+        try:
+            from_tflite(case)
+        except TFLiteImportError:
+            pass
