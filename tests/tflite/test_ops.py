@@ -498,6 +498,71 @@ case("BATCH_TO_SPACE_ND")(lambda: _simple("BATCH_TO_SPACE_ND", [4, 2, 3, 2], [1,
                                                   np.array([[0, 0], [0, 1]], np.int32))))
 
 
+@case("TOPK_V2")
+def _topk() -> Any:
+    m = ModelBuilder()
+    x = m.input([3, 7])
+    v, i = m.tensor([3, 3]), m.tensor([3, 3], "int32")
+    m.op("TOPK_V2", [x, m.const(np.array(3, np.int32))], [v, i])
+    m.output(v, i)
+    return m, [_rand([3, 7])]
+
+
+@case("ONE_HOT")
+def _one_hot() -> Any:
+    m = ModelBuilder()
+    idx = m.input([2, 3], "int32")
+    y = m.tensor([2, 5, 3])
+    m.op("ONE_HOT", [idx, m.const(np.array(5, np.int32)), m.const(np.array(2.5, np.float32)),
+                     m.const(np.array(-1.0, np.float32))], [y], ("OneHotOptions", {"Axis": 1}))
+    m.output(y)
+    return m, [np.array([[0, 4, 2], [1, 7, -1]], np.int32)]
+
+
+@case("RANGE")
+def _range() -> Any:
+    m = ModelBuilder()
+    x = m.input([4])
+    r = m.tensor([4])
+    m.op("RANGE", [m.const(np.array(1.0, np.float32)), m.const(np.array(3.0, np.float32)),
+                   m.const(np.array(0.5, np.float32))], [r])
+    y = m.tensor([4])
+    m.op("ADD", [x, r], [y], ("AddOptions", {"FusedActivationFunction": 0}))
+    m.output(y)
+    return m, [_rand([4])]
+
+
+@case("SCATTER_ND")
+def _scatter_nd() -> Any:
+    m = ModelBuilder()
+    upd = m.input([3, 4])
+    idx = m.const(np.array([[1], [3], [1]], np.int32))
+    y = m.tensor([5, 4])
+    m.op("SCATTER_ND", [idx, upd, m.const(np.array([5, 4], np.int32))], [y])
+    m.output(y)
+    return m, [_rand([3, 4])]
+
+
+def _conv3d(padding: int, stride: int, act: int) -> Any:
+    def build() -> Any:
+        m = ModelBuilder(seed=8)
+        d, h, w, c, o, k = 5, 6, 5, 2, 3, 3
+        x = m.input([1, d, h, w, c])
+        wt, b = m.weights([k, k, k, c, o]), m.weights([o])
+        out = [(-(-s // stride) if padding == 0 else (s - k) // stride + 1) for s in (d, h, w)]
+        y = m.tensor([1, *out, o])
+        m.op("CONV_3D", [x, wt, b], [y], ("Conv3DOptions", {
+            "Padding": padding, "StrideD": stride, "StrideH": stride, "StrideW": stride,
+            "FusedActivationFunction": act}))
+        m.output(y)
+        return m, [_rand([1, d, h, w, c])]
+    return build
+
+
+case("CONV_3D-same-s2-relu")(_conv3d(0, 2, 1))
+case("CONV_3D-valid-s1")(_conv3d(1, 1, 0))
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_operator_matches_litert(name: str) -> None:
     model, inputs = CASES[name]()

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ... import op as _op
-from .common import OpContext, converter, window_padding
+from .common import OpContext, converter, same_padding, window_padding
 
 _NHWC = "NHWC"
 
@@ -299,3 +299,30 @@ def _batch_matmul(ctx: OpContext) -> Any:
     if o.AdjY():
         y = _swap_last(y, ctx.ndim(1))
     return _op.matmul(x, y)
+
+
+@converter("CONV_3D", max_version=1, options="Conv3DOptions")
+def _conv3d(ctx: OpContext) -> Any:
+    """NDHWC data, DHWIO filter [kd, kh, kw, in / groups, out]."""
+    o = ctx.options
+    x, w = ctx.input(0), ctx.input(1)
+    if ctx.ndim(0) != 5 or ctx.ndim(1) != 5:
+        raise ctx.error(f"expects 5-d input and filter, got {ctx.shape(0)} and {ctx.shape(1)}")
+    kernel = ctx.static_dims(1, [0, 1, 2], "the filter")
+    cin_g = ctx.static_dims(1, [3], "the filter")[0]
+    cin = ctx.static_dims(0, [4], "the channel count")[0]
+    strides = (o.StrideD(), o.StrideH(), o.StrideW())
+    dil = (o.DilationDFactor(), o.DilationHFactor(), o.DilationWFactor())
+    if o.Padding() == 0:
+        sizes = ctx.static_dims(0, [1, 2, 3], "SAME padding")
+        pairs = [same_padding(s, k, st, d) for s, k, st, d in zip(sizes, kernel, strides, dil)]
+        pad = [p[0] for p in pairs] + [p[1] for p in pairs]
+    elif o.Padding() == 1:
+        pad = [0] * 6
+    else:
+        raise ctx.unsupported(f"unknown padding {o.Padding()}")
+    if cin % cin_g:
+        raise ctx.error(f"input channels {cin} are not a multiple of the filter's {cin_g}")
+    y = _op.nn.conv3d(x, w, strides, pad, dil, groups=cin // cin_g, data_layout="NDHWC",
+                      kernel_layout="DHWIO")
+    return ctx.activation(_bias(ctx, y, 2))

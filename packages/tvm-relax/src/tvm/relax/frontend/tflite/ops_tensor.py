@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ... import op as _op
 from ...expr import ShapeExpr
 from .common import OpContext, converter, tflite_dtype
@@ -384,3 +386,45 @@ def _batch_to_space(ctx: OpContext) -> Any:
     begin = [crops[2 * i] for i in range(m)]
     end = [shape[1 + i] * block[i] - crops[2 * i + 1] for i in range(m)]
     return _op.strided_slice(x, axes, begin, end)
+
+
+@converter("TOPK_V2", max_version=3)
+def _topk(ctx: OpContext) -> Any:
+    k = ctx.int_list(1, "k")[0]
+    out_dt = ctx.output_dtype(1)
+    values, indices = (ctx.emit(_op.topk(ctx.input(0), k, -1, "values")),
+                       ctx.emit(_op.topk(ctx.input(0), k, -1, "indices", dtype=out_dt)))
+    return [values, indices]
+
+
+@converter("ONE_HOT", max_version=1, options="OneHotOptions")
+def _one_hot(ctx: OpContext) -> Any:
+    depth = ctx.int_list(1, "depth")[0]
+    on, off = ctx.const(2), ctx.const(3)
+    if on is None or off is None:
+        raise ctx.unsupported("on_value and off_value must be constant tensors")
+    dt = ctx.output_dtype()
+    values = ctx.const_expr([off.reshape(-1)[0], on.reshape(-1)[0]], dt)
+    axis = ctx.options.Axis()
+    # TFLite: an index outside [0, depth) selects nothing (relax's one_hot, as ONNX's,
+    # counts negative indices from the end)
+    idx, idt = ctx.input(0), ctx.dtype(0)
+    idx = _op.where(_op.less(idx, ctx.scalar(0, idt)), ctx.scalar(depth, idt), idx)
+    return _op.one_hot(idx, depth, values, axis, dt)
+
+
+@converter("RANGE", max_version=2)
+def _range(ctx: OpContext) -> Any:
+    parts = [ctx.const(i) for i in range(3)]
+    if any(p is None for p in parts):
+        raise ctx.unsupported("start, limit and delta must be constant tensors")
+    start, limit, delta = (p.reshape(-1)[0] for p in parts)
+    return ctx.const_expr(np.arange(start, limit, delta), ctx.output_dtype())
+
+
+@converter("SCATTER_ND", max_version=1)
+def _scatter_nd(ctx: OpContext) -> Any:
+    """Updates summed into zeros of ``shape`` at ``indices`` (duplicates add up)."""
+    shape = ctx.int_list(2, "shape")
+    zeros = _op.zeros(shape, ctx.dtype(1))
+    return _op.scatter_nd(zeros, ctx.input(0), ctx.input(1), "add")
