@@ -54,6 +54,10 @@ def _binary(builtin: str, sa: list[int], sb: list[int], out: list[int], options:
         xa, xb = np.abs(xa) + 0.5, np.abs(xb) + 0.5
     if dtype == "bool":
         xa, xb = xa > 0, xb > 0
+    if dtype == "int32":  # no zero divisors
+        xa = np.round(xa * 20).astype(np.int32)
+        xb = np.round(xb * 5).astype(np.int32)
+        xb[xb == 0] = 3
     return m, [xa, xb]
 
 
@@ -233,6 +237,13 @@ for _b, _t in _FUSED.items():
 for _b in ("MAXIMUM", "MINIMUM", "SQUARED_DIFFERENCE", "FLOOR_DIV", "FLOOR_MOD"):
     case(_b)(lambda _b=_b: _binary(_b, [2, 3, 4], [1, 4], [2, 3, 4]))
 case("ATAN2")(lambda: _binary("ATAN2", [2, 3, 4], [2, 3, 4], [2, 3, 4]))
+for _b, _t in (("ADD", "AddOptions"), ("MUL", "MulOptions"), ("DIV", "DivOptions")):
+    case(f"{_b}-int32")(lambda _b=_b, _t=_t: _binary(
+        _b, [3, 4], [3, 4], [3, 4], (_t, {"FusedActivationFunction": 0}), out_dtype="int32",
+        dtype="int32"))
+for _b in ("FLOOR_DIV", "FLOOR_MOD", "MAXIMUM", "MINIMUM", "SUB"):
+    case(f"{_b}-int32")(lambda _b=_b: _binary(_b, [3, 4], [4], [3, 4], out_dtype="int32",
+                                              dtype="int32"))
 case("POW")(lambda: _binary("POW", [2, 5], [2, 5], [2, 5], positive=True))
 for _b in ("EQUAL", "NOT_EQUAL", "LESS", "LESS_EQUAL", "GREATER", "GREATER_EQUAL"):
     case(_b)(lambda _b=_b: _binary(_b, [3, 4], [4], [3, 4], out_dtype="bool"))
