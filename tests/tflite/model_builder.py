@@ -95,9 +95,29 @@ class ModelBuilder:
         self.outputs.extend(tensors)
 
     # -- serialisation ---------------------------------------------------------------------
-    def build(self) -> bytes:
+    def build(self, external_buffers: bool = False) -> bytes:
+        """The model's bytes; ``external_buffers`` stores the constant data after the
+        flatbuffer (``Buffer.offset``/``size``, as converters do for models over 2 GB)."""
+        if not external_buffers:
+            return self._build(None)
+        probe = self._build([2] * len(self.buffers))  # same size: the fields are fixed width
+        offsets, pos = [], -(-len(probe) // 16) * 16
+        for data in self.buffers:
+            offsets.append(pos if data else 0)
+            pos = -(-(pos + len(data)) // 16) * 16
+        head = self._build(offsets)
+        assert len(head) == len(probe)
+        out = bytearray(head)
+        for data, off in zip(self.buffers, offsets):
+            if data:
+                out.extend(b"\0" * (off - len(out)))
+                out.extend(data)
+        return bytes(out)
+
+    def _build(self, offsets: Optional[list[int]]) -> bytes:
         b = flatbuffers.Builder(1024)
-        buffers = [self._buffer(b, data) for data in self.buffers]
+        buffers = [self._buffer(b, data, None if offsets is None else offsets[k])
+                   for k, data in enumerate(self.buffers)]
         tensors = [self._tensor(b, t) for t in self.tensors]
         ops = [self._operator(b, o) for o in self.ops]
         name = b.CreateString(self.name)
@@ -136,7 +156,12 @@ class ModelBuilder:
         b.Finish(tflite.ModelEnd(b), file_identifier=b"TFL3")
         return bytes(b.Output())
 
-    def _buffer(self, b: flatbuffers.Builder, data: bytes) -> int:
+    def _buffer(self, b: flatbuffers.Builder, data: bytes, offset: Optional[int] = None) -> int:
+        if offset is not None and data:
+            tflite.BufferStart(b)
+            tflite.BufferAddOffset(b, offset)
+            tflite.BufferAddSize(b, len(data))
+            return tflite.BufferEnd(b)
         vec = None
         if data:
             b.StartVector(1, len(data), 16)  # aligned, as the converter writes them

@@ -70,6 +70,23 @@ def test_constant_buffers_keep_dtype_and_values() -> None:
     np.testing.assert_array_equal(run_relax(data, [x0])[0], run_litert(data, [x0])[0])
 
 
+def test_buffers_stored_after_the_flatbuffer() -> None:
+    m = ModelBuilder(seed=2)
+    x = m.input([3, 4])
+    y = m.tensor([3, 5])
+    m.op("FULLY_CONNECTED", [x, m.weights([5, 4]), m.weights([5])], [y],
+         ("FullyConnectedOptions", {"FusedActivationFunction": 0}))
+    m.output(y)
+    inline, external = m.build(), m.build(external_buffers=True)
+    assert len(external) > len(inline)
+    x0 = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+    np.testing.assert_allclose(run_relax(external, [x0])[0], run_relax(inline, [x0])[0])
+    np.testing.assert_allclose(run_relax(external, [x0])[0], run_litert(external, [x0])[0],
+                               rtol=1e-5)
+    with pytest.raises(TFLiteImportError, match="lies outside the file"):
+        from_tflite(external[:-8])
+
+
 def test_shape_signature_minus_one_is_a_symbolic_batch() -> None:
     data = _relu_model(signature=[-1, 3])
     sinfo = from_tflite(data)["main"].params[0].struct_info
