@@ -195,14 +195,16 @@ def test_quantized_tensors_on_float_operators_are_refused() -> None:
 
 def test_quantize_dequantize_match_litert() -> None:
     m = ModelBuilder()
-    x = m.input([2, 6])
-    q = m.tensor([2, 6], "int8", quant=([0.05], [-3], 0))
+    x = m.input([2, 8])
+    q = m.tensor([2, 8], "int8", quant=([0.5], [-3], 0))
     m.op("QUANTIZE", [x], [q])
-    d = m.tensor([2, 6])
+    d = m.tensor([2, 8])
     m.op("DEQUANTIZE", [q], [d], version=2)
     m.output(q, d)
     data = m.build()
-    x0 = np.linspace(-8, 8, 12, dtype=np.float32).reshape(2, 6)
+    # ties (x / scale = k + 0.5) round to even, as LiteRT's kernel; the ends saturate
+    x0 = np.array([[0.25, 0.75, -0.25, -0.75, 1.25, -1.25, 0.1, 3.3],
+                   [-70.0, 70.0, -63.0, 62.0, 0.0, 2.0, -2.2, 5.0]], np.float32)
     got, expected = run_relax(data, [x0]), run_litert(data, [x0])
     np.testing.assert_array_equal(got[0], expected[0])
     np.testing.assert_allclose(got[1], expected[1], rtol=1e-6)

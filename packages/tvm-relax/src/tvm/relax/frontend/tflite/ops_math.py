@@ -61,15 +61,8 @@ for _name, (_fn, _ver) in _UNARY.items():
 
 @converter("ROUND", max_version=1)
 def _round(ctx: OpContext) -> Any:
-    """Round half to even (TFLite's ROUND is banker's rounding)."""
-    x, dt = ctx.input(0), ctx.dtype(0)
-    down = _op.floor(x)
-    frac = _op.subtract(x, down)
-    half = ctx.scalar(0.5, dt)
-    up = _op.add(down, ctx.scalar(1, dt))
-    odd = _op.equal(_op.floor_mod(down, ctx.scalar(2, dt)), ctx.scalar(1, dt))
-    return _op.where(_op.greater(frac, half), up,
-                     _op.where(_op.less(frac, half), down, _op.where(odd, up, down)))
+    """Round half to even, as TFLite's ROUND (and relax.round)."""
+    return _op.round(ctx.input(0))
 
 
 @converter("SQUARED_DIFFERENCE", max_version=2)
@@ -141,6 +134,8 @@ def _quantize(ctx: OpContext) -> Any:
     info = np.iinfo(np.dtype(out_dt))
     scale, zp = _quant_params(ctx, ctx.output_ids[0], ctx.ndim(0))
     dt = ctx.dtype(0)
+    # ties round to even, as LiteRT's builtin kernel does (its reference kernel's
+    # TfLiteRound rounds them away from zero)
     q = _op.add(_op.round(_op.divide(x, ctx.const_expr(scale, dt))), ctx.const_expr(zp, dt))
     return _op.astype(_op.clip(q, float(info.min), float(info.max)), out_dt)
 

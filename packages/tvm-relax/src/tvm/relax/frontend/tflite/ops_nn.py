@@ -87,12 +87,12 @@ def _transpose_conv(ctx: OpContext) -> Any:
         after = full - before - out
         pads.append((before, max(after, 0)))
         extra.append(max(-after, 0))
+    if extra[0] >= strides[0] or extra[1] >= strides[1] or cin != ctx.shape(2)[3]:
+        raise ctx.error(f"output_shape {out_shape} does not fit input {ctx.shape(2)} and "
+                        f"filter {ctx.shape(1)} with strides {list(strides)}")
     y = _op.nn.conv2d_transpose(
         x, w, strides, [pads[0][0], pads[1][0], pads[0][1], pads[1][1]], extra,
         data_layout=_NHWC, kernel_layout="OHWI")
-    if extra[0] >= strides[0] or extra[1] >= strides[1] or cin != ctx.shape(2)[3]:
-        raise ctx.unsupported(f"output_shape {out_shape} with input {ctx.shape(2)} and "
-                              f"filter {ctx.shape(1)}")
     return ctx.activation(_bias(ctx, y, 3))
 
 
