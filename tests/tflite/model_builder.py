@@ -36,13 +36,15 @@ class ModelBuilder:
     # -- tensors ---------------------------------------------------------------------------
     def tensor(self, shape: Sequence[int], dtype: str = "float32", name: Optional[str] = None,
                signature: Optional[Sequence[int]] = None, buffer: int = 0,
-               quant: Optional[tuple[Sequence[float], Sequence[int], int]] = None) -> int:
+               quant: Optional[tuple[Sequence[float], Sequence[int], int]] = None,
+               variable: bool = False) -> int:
         """A tensor of ``shape`` (``signature``: its shape_signature, -1 for unknown);
-        ``quant`` = (scales, zero points, quantized dimension)."""
+        ``quant`` = (scales, zero points, quantized dimension); ``variable``: a state
+        tensor (an RNN's), kept by the interpreter across calls."""
         self.tensors.append(dict(shape=[int(d) for d in shape], dtype=dtype,
                                  name=name or f"t{len(self.tensors)}", buffer=buffer,
                                  signature=None if signature is None else list(signature),
-                                 quant=quant))
+                                 quant=quant, variable=variable))
         return len(self.tensors) - 1
 
     def input(self, shape: Sequence[int], dtype: str = "float32", name: Optional[str] = None,
@@ -199,6 +201,8 @@ class ModelBuilder:
         tflite.TensorAddName(b, name)
         if quant is not None:
             tflite.TensorAddQuantization(b, quant)
+        if t["variable"]:
+            tflite.TensorAddIsVariable(b, True)
         return tflite.TensorEnd(b)
 
     def _operator(self, b: flatbuffers.Builder, o: dict[str, Any]) -> int:

@@ -574,6 +574,58 @@ case("CONV_3D-same-s2-relu")(_conv3d(0, 2, 1))
 case("CONV_3D-valid-s1")(_conv3d(1, 1, 0))
 
 
+def _lstm(time_major: bool, cifg: bool, peephole: bool, projection: bool,
+          cell_clip: float = 0.0) -> Any:
+    def build() -> Any:
+        m = ModelBuilder(seed=9)
+        steps, batch, n_in, n_cell = 4, 2, 3, 5
+        n_out = 4 if projection else n_cell
+        x = m.input([steps, batch, n_in] if time_major else [batch, steps, n_in])
+        ins = [x]
+        ins += [-1 if (cifg and g == 0) else m.weights([n_cell, n_in]) for g in range(4)]
+        ins += [-1 if (cifg and g == 0) else m.weights([n_cell, n_out]) for g in range(4)]
+        ins += [(m.weights([n_cell]) if peephole and not (cifg and g == 0) else -1)
+                for g in range(3)]
+        ins += [-1 if (cifg and g == 0) else m.weights([n_cell]) for g in range(4)]
+        ins += [m.weights([n_out, n_cell]), m.weights([n_out])] if projection else [-1, -1]
+        ins += [m.tensor([batch, n_out], variable=True),
+                m.tensor([batch, n_cell], variable=True)]
+        ins += [-1] * 4
+        y = m.tensor([steps, batch, n_out] if time_major else [batch, steps, n_out])
+        m.op("UNIDIRECTIONAL_SEQUENCE_LSTM", ins, [y], ("UnidirectionalSequenceLSTMOptions", {
+            "FusedActivationFunction": 4, "CellClip": cell_clip, "ProjClip": 0.0,
+            "TimeMajor": time_major}))
+        m.output(y)
+        return m, [_rand(m.tensors[x]["shape"], scale=2.0)]
+    return build
+
+
+case("UNIDIRECTIONAL_SEQUENCE_LSTM")(_lstm(True, False, False, False))
+case("UNIDIRECTIONAL_SEQUENCE_LSTM-batch-major-cifg")(_lstm(False, True, False, False))
+case("UNIDIRECTIONAL_SEQUENCE_LSTM-peephole-projection-clip")(
+    _lstm(True, False, True, True, cell_clip=1.5))
+
+
+def _rnn(time_major: bool, act: int) -> Any:
+    def build() -> Any:
+        m = ModelBuilder(seed=10)
+        steps, batch, n_in, units = 5, 2, 3, 4
+        x = m.input([steps, batch, n_in] if time_major else [batch, steps, n_in])
+        h = m.tensor([batch, units], variable=True)
+        y = m.tensor([steps, batch, units] if time_major else [batch, steps, units])
+        m.op("UNIDIRECTIONAL_SEQUENCE_RNN", [x, m.weights([units, n_in]),
+                                             m.weights([units, units]), m.weights([units]), h],
+             [y], ("SequenceRNNOptions", {"TimeMajor": time_major,
+                                          "FusedActivationFunction": act}))
+        m.output(y)
+        return m, [_rand(m.tensors[x]["shape"])]
+    return build
+
+
+case("UNIDIRECTIONAL_SEQUENCE_RNN-tanh")(_rnn(True, 4))
+case("UNIDIRECTIONAL_SEQUENCE_RNN-batch-major-relu")(_rnn(False, 1))
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_operator_matches_litert(name: str) -> None:
     model, inputs = CASES[name]()

@@ -71,25 +71,29 @@ def builtin_names() -> dict[int, str]:
 
 @dataclasses.dataclass
 class Converter:
-    """A registered converter: ``impl(ctx)``, the highest operator version it implements
-    and the name of its options table in schema.fbs (None: it takes no options)."""
+    """A registered converter: ``impl(ctx)``, the highest operator version it implements,
+    the name of its options table in schema.fbs (None: it takes no options) and the input
+    positions that may be variable (state) tensors, which it receives as their initial
+    value (a Constant, or None for zeros)."""
 
     name: str
     impl: Callable[["OpContext"], Any]
     max_version: int
     options: Optional[str]
+    state_inputs: tuple[int, ...] = ()
 
 
 CONVERTERS: dict[str, Converter] = {}
 
 
-def converter(*names: str, max_version: int = 1, options: Optional[str] = None
+def converter(*names: str, max_version: int = 1, options: Optional[str] = None,
+              state_inputs: tuple[int, ...] = ()
               ) -> Callable[[Callable[["OpContext"], Any]], Callable[["OpContext"], Any]]:
     """Register the decorated function for the builtins ``names`` (``"CONV_2D"``)."""
 
     def wrap(fn: Callable[["OpContext"], Any]) -> Callable[["OpContext"], Any]:
         for name in names:
-            CONVERTERS[name] = Converter(name, fn, max_version, options)
+            CONVERTERS[name] = Converter(name, fn, max_version, options, state_inputs)
         return fn
 
     return wrap

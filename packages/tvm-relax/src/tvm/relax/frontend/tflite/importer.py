@@ -43,7 +43,7 @@ def _require_tflite() -> Any:
 
 
 def _load_converters() -> None:
-    from . import ops_math, ops_nn, ops_tensor  # noqa: F401
+    from . import ops_math, ops_nn, ops_rnn, ops_tensor  # noqa: F401
 
 
 def supported_ops() -> list[str]:
@@ -199,13 +199,19 @@ class TFLiteImporter:
                 f"{where}: version {code.version} is not supported (the importer implements "
                 f"{code.name} versions 1 to {conv.max_version})")
         inputs: list[Any] = []
-        for k in op.inputs:
-            inputs.append(None if k < 0 else self._value(k, where))
+        state = set()
+        for p, k in enumerate(op.inputs):
+            if (p in conv.state_inputs and 0 <= k < len(self.subgraph.tensors)
+                    and self.tensor(k).is_variable and k not in self.values):
+                inputs.append(self._constant(k))  # its initial value; None: zeros
+                state.add(k)
+            else:
+                inputs.append(None if k < 0 else self._value(k, where))
         for k in op.inputs + op.outputs:
             if k < 0 or not 0 <= k < len(self.subgraph.tensors):
                 continue
             t = self.tensor(k)
-            if t.is_variable:
+            if t.is_variable and k not in state:
                 raise OpNotImplemented(f"{where}: variable tensor {t.name!r} is not supported")
             if (t.quant is not None and code.name not in _QUANT_AWARE
                     and self.tensor_dtype(k) not in ("float32", "float16", "float64")):
