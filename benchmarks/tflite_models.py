@@ -12,6 +12,9 @@ Models (float32, seeded random weights, written by tests/tflite/tflite_models.py
                          expand, 3x3 depthwise, 1x1 project, add), mean, FC, softmax;
                          batch 1, 112x112x3, width 32
     mobilenet_block_224  the same at 224x224x3, width 32
+    keyword_spotting     DS-CNN-style keyword spotter on 49x10 MFCC features, width 64
+    text_classifier      token ids [1, 32] -> embedding (GATHER, 2000x64) -> LSTM (128)
+                         -> last step -> FC -> softmax
 
 Columns: ``litert`` (``Interpreter(num_threads=n)``, default op resolver: XNNPACK),
 ``litert_builtin`` (``BUILTIN_WITHOUT_DEFAULT_DELEGATES``), ``ours`` (``vm.time_evaluator``
@@ -45,8 +48,11 @@ sys.path.insert(0, str(ROOT / "tests" / "tflite"))
 sys.path.insert(0, str(ROOT / "tests" / "onnx"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-MODELS = {"mobilenet_block": dict(size=112, width=32, blocks=3),
-          "mobilenet_block_224": dict(size=224, width=32, blocks=3)}
+MODELS = {"mobilenet_block": ("mobilenet_block_model", dict(size=112, width=32, blocks=3)),
+          "mobilenet_block_224": ("mobilenet_block_model", dict(size=224, width=32, blocks=3)),
+          "keyword_spotting": ("keyword_spotting_model", dict(width=64)),
+          "text_classifier": ("text_classifier_model",
+                              dict(vocab=2000, dim=64, steps=32, hidden=128))}
 COLUMNS = ("litert", "litert_builtin", "ours")
 Timer = Callable[[int, int], list[float]]  # (threads, repeats) -> seconds per call
 
@@ -63,9 +69,12 @@ def _model_zoo() -> Any:
 
 
 def build_model(name: str) -> tuple[bytes, list[np.ndarray]]:
-    data, shape = _model_zoo().mobilenet_block_model(**MODELS[name])
-    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
-    return data, [x]
+    fn, kwargs = MODELS[name]
+    data, shape = getattr(_model_zoo(), fn)(**kwargs)
+    rng = np.random.default_rng(0)
+    if fn == "text_classifier_model":
+        return data, [rng.integers(0, kwargs["vocab"], size=shape).astype(np.int32)]
+    return data, [rng.standard_normal(shape).astype(np.float32)]
 
 
 def prepare_litert(data: bytes, inputs: list[np.ndarray], threads: list[int],

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from model_builder import run_litert, run_relax
-from tflite_models import mobilenet_block_model
+from tflite_models import keyword_spotting_model, mobilenet_block_model, text_classifier_model
 
 from tvm import relax, tir
 from tvm.relax.frontend.tflite import from_tflite
@@ -39,3 +39,22 @@ def test_mobilenet_block_with_symbolic_batch_runs_any_batch() -> None:
         expected = run_litert(data, [x])[0]
         assert got.shape == (n, 10)
         np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_text_classifier_matches_litert() -> None:
+    """Embedding (GATHER) -> LSTM -> last step -> FULLY_CONNECTED -> SOFTMAX."""
+    data, shape = text_classifier_model()
+    ids = np.random.default_rng(3).integers(0, 200, size=shape).astype(np.int32)
+    expected = run_litert(data, [ids])
+    got = run_relax(data, [ids])
+    np.testing.assert_allclose(got[0], expected[0], rtol=1e-5, atol=1e-6)
+
+
+def test_keyword_spotting_cnn_matches_litert() -> None:
+    data, shape = keyword_spotting_model()
+    x = np.random.default_rng(4).standard_normal(shape).astype(np.float32)
+    for reference in (True, False):
+        expected = run_litert(data, [x], reference=reference)
+        got = run_relax(data, [x])
+        np.testing.assert_allclose(got[0], expected[0], rtol=1e-5 if reference else 1e-4,
+                                   atol=1e-6)

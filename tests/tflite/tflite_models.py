@@ -71,3 +71,71 @@ def mobilenet_block_model(size: int = 32, width: int = 16, blocks: int = 2, clas
     m.op("SOFTMAX", [logits], [probs], ("SoftmaxOptions", {"Beta": 1.0}))
     m.output(probs)
     return m.build(), [1, size, size, 3]
+
+
+def text_classifier_model(vocab: int = 200, dim: int = 16, steps: int = 12, hidden: int = 24,
+                          classes: int = 4, seed: int = 1) -> tuple[bytes, list[int]]:
+    """Token ids [1, steps] (int32) -> GATHER from an embedding table -> an LSTM (batch
+    major) -> its last step (STRIDED_SLICE with shrink_axis) -> FULLY_CONNECTED -> SOFTMAX.
+    Returns (model bytes, input shape)."""
+    m = ModelBuilder(seed=seed, name="text_classifier")
+    ids = m.input([1, steps], "int32", name="tokens")
+    emb = m.tensor([1, steps, dim])
+    m.op("GATHER", [m.weights([vocab, dim], 0.5), ids], [emb], ("GatherOptions", {"Axis": 0}))
+    ins = [emb] + [m.weights([hidden, dim], 0.3) for _ in range(4)]
+    ins += [m.weights([hidden, hidden], 0.3) for _ in range(4)] + [-1] * 3
+    ins += [m.weights([hidden], 0.1) for _ in range(4)] + [-1, -1]
+    ins += [m.tensor([1, hidden], variable=True), m.tensor([1, hidden], variable=True)]
+    seq = m.tensor([1, steps, hidden])
+    m.op("UNIDIRECTIONAL_SEQUENCE_LSTM", ins + [-1] * 4, [seq], (
+        "UnidirectionalSequenceLSTMOptions", {"FusedActivationFunction": 4, "TimeMajor": False}))
+    last = m.tensor([1, hidden])
+    m.op("STRIDED_SLICE", [seq, m.const(np.array([0, -1, 0], np.int32)),
+                           m.const(np.array([1, 0, hidden], np.int32)),
+                           m.const(np.array([1, 1, 1], np.int32))], [last],
+         ("StridedSliceOptions", {"ShrinkAxisMask": 2}), version=4)
+    logits = m.tensor([1, classes])
+    m.op("FULLY_CONNECTED", [last, m.weights([classes, hidden], 0.3), m.weights([classes])],
+         [logits], ("FullyConnectedOptions", {"FusedActivationFunction": 0}))
+    probs = m.tensor([1, classes], name="probs")
+    m.op("SOFTMAX", [logits], [probs], ("SoftmaxOptions", {"Beta": 1.0}))
+    m.output(probs)
+    return m.build(), [1, steps]
+
+
+def keyword_spotting_model(frames: int = 49, coeffs: int = 10, width: int = 32,
+                           classes: int = 12, seed: int = 2) -> tuple[bytes, list[int]]:
+    """A DS-CNN-style keyword spotter on MFCC features [1, frames, coeffs, 1]: a 10x4/2
+    CONV_2D (relu), two depthwise-separable blocks (3x3 depthwise relu, 1x1 conv relu), an
+    AVERAGE_POOL_2D over the whole map, RESHAPE, FULLY_CONNECTED, SOFTMAX."""
+    m = ModelBuilder(seed=seed, name="keyword_spotting")
+    x = m.input([1, frames, coeffs, 1], name="mfcc")
+    h, w = _same(frames, 2), _same(coeffs, 2)
+    y = m.tensor([1, h, w, width])
+    m.op("CONV_2D", [x, m.weights([width, 10, 4, 1], 0.3), m.weights([width], 0.1)], [y],
+         ("Conv2DOptions", {"Padding": 0, "StrideH": 2, "StrideW": 2,
+                            "FusedActivationFunction": 1}))
+    for _ in range(2):
+        d = m.tensor([1, h, w, width])
+        m.op("DEPTHWISE_CONV_2D", [y, m.weights([1, 3, 3, width], 0.4), m.weights([width], 0.1)],
+             [d], ("DepthwiseConv2DOptions", {"Padding": 0, "StrideH": 1, "StrideW": 1,
+                                              "DepthMultiplier": 1,
+                                              "FusedActivationFunction": 1}))
+        p = m.tensor([1, h, w, width])
+        m.op("CONV_2D", [d, m.weights([width, 1, 1, width], (2.0 / width) ** 0.5),
+                         m.weights([width], 0.1)], [p],
+             ("Conv2DOptions", {"Padding": 0, "StrideH": 1, "StrideW": 1,
+                                "FusedActivationFunction": 1}))
+        y = p
+    pooled = m.tensor([1, 1, 1, width])
+    m.op("AVERAGE_POOL_2D", [y], [pooled], ("Pool2DOptions", {
+        "Padding": 1, "StrideH": 1, "StrideW": 1, "FilterHeight": h, "FilterWidth": w}))
+    flat = m.tensor([1, width])
+    m.op("RESHAPE", [pooled, m.const(np.array([-1, width], np.int32))], [flat])
+    logits = m.tensor([1, classes])
+    m.op("FULLY_CONNECTED", [flat, m.weights([classes, width], 0.3), m.weights([classes])],
+         [logits], ("FullyConnectedOptions", {"FusedActivationFunction": 0}))
+    probs = m.tensor([1, classes], name="probs")
+    m.op("SOFTMAX", [logits], [probs], ("SoftmaxOptions", {"Beta": 1.0}))
+    m.output(probs)
+    return m.build(), [1, frames, coeffs, 1]
