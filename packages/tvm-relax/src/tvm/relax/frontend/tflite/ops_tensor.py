@@ -419,6 +419,9 @@ def _range(ctx: OpContext) -> Any:
     if any(p is None for p in parts):
         raise ctx.unsupported("start, limit and delta must be constant tensors")
     start, limit, delta = (p.reshape(-1)[0] for p in parts)
+    count = int(np.ceil((limit - start) / delta)) if delta else -1
+    if not 0 <= count <= 1 << 24:
+        raise ctx.error(f"range({start}, {limit}, {delta}) has {count} entries")
     return ctx.const_expr(np.arange(start, limit, delta), ctx.output_dtype())
 
 
