@@ -269,3 +269,52 @@ def test_truncated_and_corrupted_models_raise_import_errors() -> None:
             from_tflite(case)
         except TFLiteImportError:
             pass
+
+
+def _int8_weights(rng: np.random.Generator, shape: list[int], axis: int = 0,
+                  per_channel: bool = True) -> tuple[np.ndarray, tuple]:
+    q = rng.integers(-127, 128, size=shape).astype(np.int8)
+    n = shape[axis] if per_channel else 1
+    scales = list((rng.random(n) * 0.02 + 0.005).astype(np.float32))
+    return q, (scales, [0] * n, axis)
+
+
+@pytest.mark.parametrize("per_channel", [False, True], ids=["per-tensor", "per-channel"])
+def test_dynamic_range_fully_connected_and_conv(per_channel: bool) -> None:
+    """int8 weights with float activations (dynamic-range quantization): the weights are
+    dequantized at import and ours computes in float; LiteRT's hybrid kernels also quantize
+    the activations (per row, to int8), which moves their result by about 0.7% of its
+    range here."""
+    rng = np.random.default_rng(5)
+    m = ModelBuilder()
+    x = m.input([1, 6, 6, 3])
+    wq, wquant = _int8_weights(rng, [4, 3, 3, 3], 0, per_channel)
+    c = m.tensor([1, 6, 6, 4])
+    m.op("CONV_2D", [x, m.const(wq, quant=wquant), m.weights([4])], [c], ("Conv2DOptions", {
+        "Padding": 0, "StrideH": 1, "StrideW": 1, "FusedActivationFunction": 0}), version=2)
+    fq, fquant = _int8_weights(rng, [5, 144], 0, per_channel)
+    y = m.tensor([1, 5])
+    m.op("FULLY_CONNECTED", [c, m.const(fq, quant=fquant), m.weights([5])], [y],
+         ("FullyConnectedOptions", {"FusedActivationFunction": 0}), version=3)
+    m.output(y)
+    data = m.build()
+    mod = from_tflite(data)
+    consts = [a for b in mod["main"].body.blocks[0].bindings if isinstance(b.value, relax.Call)
+              for a in b.value.args if isinstance(a, relax.Constant)]
+    assert all(str(cst.data.dtype) == "float32" for cst in consts)
+    x0 = np.random.default_rng(0).standard_normal((1, 6, 6, 3)).astype(np.float32)
+    got, expected = run_relax(data, [x0])[0], run_litert(data, [x0])[0]
+    np.testing.assert_allclose(got, expected, rtol=0, atol=2e-2 * np.abs(expected).max())
+
+
+def test_dynamic_range_embedding_lookup_is_exact() -> None:
+    rng = np.random.default_rng(6)
+    m = ModelBuilder()
+    ids = m.input([4], "int32")
+    tq, tquant = _int8_weights(rng, [10, 3], 0, True)
+    y = m.tensor([4, 3])
+    m.op("EMBEDDING_LOOKUP", [ids, m.const(tq, quant=tquant)], [y], version=2)
+    m.output(y)
+    data = m.build()
+    i0 = np.array([1, 9, 0, 1], np.int32)
+    np.testing.assert_allclose(run_relax(data, [i0])[0], run_litert(data, [i0])[0], rtol=1e-6)

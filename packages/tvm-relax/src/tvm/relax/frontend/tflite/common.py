@@ -238,6 +238,27 @@ class OpContext:
         raise self.unsupported(f"unknown fused activation function {fused}")
 
 
+def quant_arrays(quant: Any, ndim: int) -> tuple[np.ndarray, np.ndarray]:
+    """(scale, zero point) of a tensor's quantization parameters as float32 arrays that
+    broadcast against the tensor (per channel along ``quantized_dimension``)."""
+    scale, zp = quant.scale.astype(np.float32), quant.zero_point.astype(np.float32)
+    if scale.size > 1:
+        if not 0 <= quant.quantized_dimension < ndim:
+            raise TFLiteImportError(f"quantized_dimension {quant.quantized_dimension} is out "
+                                    f"of range for rank {ndim}")
+        shape = [1] * ndim
+        shape[quant.quantized_dimension] = scale.size
+        zp = np.broadcast_to(zp if zp.size == scale.size else zp.reshape(-1)[:1], scale.shape)
+        return scale.reshape(shape), zp.reshape(shape)
+    return scale.reshape(()), zp.reshape(-1)[:1].reshape(()) if zp.size else np.float32(0)
+
+
+def dequantize_array(value: np.ndarray, quant: Any) -> np.ndarray:
+    """``(value - zero_point) * scale`` in float32."""
+    scale, zp = quant_arrays(quant, value.ndim)
+    return ((value.astype(np.float32) - zp) * scale).astype(np.float32)
+
+
 def same_padding(size: int, kernel: int, stride: int, dilation: int) -> tuple[int, int]:
     """TFLite's SAME padding of one spatial axis: (before, after); the extra one goes after."""
     out = -(-size // stride)

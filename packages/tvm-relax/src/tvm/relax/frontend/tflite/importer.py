@@ -22,7 +22,9 @@ from ...block_builder import BlockBuilder
 from ...expr import Constant, Expr, TupleGetItem, Var
 from ...struct_info import TensorStructInfo, TupleStructInfo
 from .. import sanitize_name
-from .common import CONVERTERS, OpContext, OpNotImplemented, TFLiteImportError, tflite_dtype
+from .common import (
+    CONVERTERS, OpContext, OpNotImplemented, TFLiteImportError, dequantize_array, tflite_dtype,
+)
 from .model import ModelInfo, SubgraphInfo, TensorInfo, read_model
 
 __all__ = ["from_tflite", "supported_ops", "TFLiteImporter"]
@@ -30,6 +32,13 @@ __all__ = ["from_tflite", "supported_ops", "TFLiteImporter"]
 _NOT_GIVEN: Any = object()
 #: operators whose integer tensors may carry quantization parameters
 _QUANT_AWARE = {"QUANTIZE", "DEQUANTIZE"}
+#: dynamic-range ("hybrid") quantization: these operators take float activations and int8
+#: constant weights (at these input positions), which are dequantized once, at import
+_HYBRID_WEIGHTS = {
+    "FULLY_CONNECTED": (1,), "CONV_2D": (1,), "DEPTHWISE_CONV_2D": (1,), "TRANSPOSE_CONV": (1,),
+    "BATCH_MATMUL": (1,), "EMBEDDING_LOOKUP": (1,), "UNIDIRECTIONAL_SEQUENCE_RNN": (1, 2),
+    "UNIDIRECTIONAL_SEQUENCE_LSTM": (1, 2, 3, 4, 5, 6, 7, 8, 16),
+}
 
 
 def _require_tflite() -> Any:
@@ -207,13 +216,14 @@ class TFLiteImporter:
                 state.add(k)
             else:
                 inputs.append(None if k < 0 else self._value(k, where))
+        dequantized = self._hybrid_weights(code.name, op, inputs)
         for k in op.inputs + op.outputs:
             if k < 0 or not 0 <= k < len(self.subgraph.tensors):
                 continue
             t = self.tensor(k)
             if t.is_variable and k not in state:
                 raise OpNotImplemented(f"{where}: variable tensor {t.name!r} is not supported")
-            if (t.quant is not None and code.name not in _QUANT_AWARE
+            if (t.quant is not None and code.name not in _QUANT_AWARE and k not in dequantized
                     and self.tensor_dtype(k) not in ("float32", "float16", "float64")):
                 raise OpNotImplemented(
                     f"{where}: quantized tensor {t.name!r} ({self.tensor_dtype(k)} with "
@@ -244,6 +254,23 @@ class TFLiteImporter:
             raise
         except Exception as err:  # noqa: BLE001 - re-raised with the operator named
             raise TFLiteImportError(f"{where}: {type(err).__name__}: {err}") from err
+
+    def _hybrid_weights(self, name: str, op: Any, inputs: list[Any]) -> set[int]:
+        """Dequantize (in ``inputs``) the int8/uint8 constant weights of a dynamic-range
+        quantized operator: one whose outputs are float32.  Returns their tensor ids."""
+        done: set[int] = set()
+        positions = _HYBRID_WEIGHTS.get(name, ())
+        if not positions or not all(self.tensor_dtype(k) == "float32" for k in op.outputs):
+            return done
+        for p in positions:
+            if p >= len(op.inputs) or op.inputs[p] < 0 or not isinstance(inputs[p], Constant):
+                continue
+            k = op.inputs[p]
+            t = self.tensor(k)
+            if t.quant is not None and self.tensor_dtype(k) in ("int8", "uint8"):
+                inputs[p] = Constant(dequantize_array(inputs[p].data, t.quant))
+                done.add(k)
+        return done
 
     def _bind_outputs(self, ctx: OpContext, result: Any) -> None:
         if isinstance(result, Expr) and isinstance(

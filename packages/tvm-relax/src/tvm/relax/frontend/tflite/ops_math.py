@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from ... import op as _op
-from .common import OpContext, converter, tflite_dtype
+from .common import OpContext, converter, quant_arrays, tflite_dtype
 
 _FUSED_BINARY = {  # builtin: (relax op, options table, max version)
     "ADD": (_op.add, "AddOptions", 5),
@@ -96,17 +96,9 @@ def _cast(ctx: OpContext) -> Any:
 def _quant_params(ctx: OpContext, tensor: int, ndim: int) -> tuple[np.ndarray, np.ndarray]:
     """(scale, zero point) of tensor ``tensor``, shaped to broadcast along its quantized axis."""
     info = ctx.importer.tensor(tensor)
-    q = info.quant
-    if q is None:
+    if info.quant is None:
         raise ctx.error(f"tensor {info.name!r} has no quantization parameters")
-    scale, zp = q.scale.astype(np.float32), q.zero_point.astype(np.float32)
-    if scale.size > 1:
-        shape = [1] * ndim
-        shape[q.quantized_dimension] = scale.size
-        scale, zp = scale.reshape(shape), np.broadcast_to(zp, scale.shape).reshape(shape)
-    else:
-        scale, zp = scale.reshape(()), zp.reshape(-1)[:1].reshape(())
-    return scale, zp
+    return quant_arrays(info.quant, ndim)
 
 
 @converter("DEQUANTIZE", max_version=6)
@@ -118,8 +110,7 @@ def _dequantize(ctx: OpContext) -> Any:
     scale, zp = _quant_params(ctx, ctx.op.inputs[0], ctx.ndim(0))
     value = ctx.const(0)
     if value is not None:  # constant weights: dequantized once, here
-        out = (value.astype(np.float32) - zp) * scale
-        return ctx.const_expr(out, out_dt)
+        return ctx.const_expr((value.astype(np.float32) - zp) * scale, out_dt)
     xf = _op.astype(x, out_dt)
     return _op.multiply(_op.subtract(xf, ctx.const_expr(zp, out_dt)), ctx.const_expr(scale, out_dt))
 
