@@ -626,6 +626,82 @@ case("UNIDIRECTIONAL_SEQUENCE_RNN-tanh")(_rnn(True, 4))
 case("UNIDIRECTIONAL_SEQUENCE_RNN-batch-major-relu")(_rnn(False, 1))
 
 
+@case("GATHER-batch_dims")
+def _gather_batch() -> Any:
+    m = ModelBuilder()
+    x = m.input([2, 5, 3])
+    idx = m.const(np.array([[4, 0, 2], [1, 1, 3]], np.int32))
+    y = m.tensor([2, 3, 3])
+    m.op("GATHER", [x, idx], [y], ("GatherOptions", {"Axis": 1, "BatchDims": 1}), version=5)
+    m.output(y)
+    return m, [_rand([2, 5, 3])]
+
+
+def _segment(builtin: str, ids: list[int], num: Any = None) -> Any:
+    def build() -> Any:
+        m = ModelBuilder()
+        x = m.input([len(ids), 3])
+        ins = [x, m.const(np.array(ids, np.int32))]
+        n = max(ids) + 1 if num is None else num
+        if num is not None:
+            ins.append(m.const(np.array([num], np.int32)))
+        y = m.tensor([n, 3])
+        m.op(builtin, ins, [y])
+        m.output(y)
+        return m, [_rand([len(ids), 3])]
+    return build
+
+
+case("SEGMENT_SUM")(_segment("SEGMENT_SUM", [0, 0, 1, 2, 2]))
+for _b in ("SUM", "PROD", "MAX", "MIN"):
+    case(f"UNSORTED_SEGMENT_{_b}")(_segment(f"UNSORTED_SEGMENT_{_b}", [2, 0, 2, 3, 0], 5))
+case("MATRIX_DIAG")(lambda: _simple("MATRIX_DIAG", [2, 4], [2, 4, 4]))
+
+
+@case("MATRIX_SET_DIAG")
+def _matrix_set_diag() -> Any:
+    m = ModelBuilder()
+    x, d = m.input([2, 3, 5]), m.input([2, 3])
+    y = m.tensor([2, 3, 5])
+    m.op("MATRIX_SET_DIAG", [x, d], [y])
+    m.output(y)
+    return m, [_rand([2, 3, 5]), _rand([2, 3], 1)]
+
+
+@case("BROADCAST_ARGS")
+def _broadcast_args() -> Any:
+    m = ModelBuilder()
+    x = m.input([3, 1])
+    shape = m.tensor([3], "int32")
+    m.op("BROADCAST_ARGS", [m.const(np.array([2, 1, 4], np.int32)),
+                            m.const(np.array([3, 1], np.int32))], [shape])
+    y = m.tensor([2, 3, 4])
+    m.op("BROADCAST_TO", [x, shape], [y], version=2)
+    m.output(y)
+    return m, [_rand([3, 1])]
+
+
+case("BITWISE_XOR")(lambda: _binary("BITWISE_XOR", [3, 4], [3, 4], [3, 4], out_dtype="int32",
+                                    dtype="int32"))
+
+
+@case("RIGHT_SHIFT")
+def _right_shift() -> Any:
+    m, (a, _) = _binary("RIGHT_SHIFT", [3, 4], [3, 4], [3, 4], out_dtype="int32",
+                        dtype="int32")
+    shifts = np.random.default_rng(3).integers(0, 6, size=(3, 4)).astype(np.int32)
+    return m, [a * 1000, shifts]
+
+
+for _lo, _hi, _bits, _narrow in ((-1.0, 1.0, 8, False), (-0.3, 2.7, 4, False),
+                                 (0.1, 3.0, 8, False)):
+    case(f"FAKE_QUANT-{_lo}-{_hi}-{_bits}-{int(_narrow)}")(
+        lambda _lo=_lo, _hi=_hi, _bits=_bits, _narrow=_narrow: _simple(
+            "FAKE_QUANT", [4, 16], options=("FakeQuantOptions", {
+                "Min": _lo, "Max": _hi, "NumBits": _bits, "NarrowRange": _narrow}),
+            x=_rand([4, 16], scale=2.0)))
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_operator_matches_litert(name: str) -> None:
     model, inputs = CASES[name]()

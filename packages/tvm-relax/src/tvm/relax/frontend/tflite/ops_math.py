@@ -24,6 +24,7 @@ _BINARY = {  # builtin: (relax op, max version)
     "LESS_EQUAL": (_op.less_equal, 3), "GREATER": (_op.greater, 3),
     "GREATER_EQUAL": (_op.greater_equal, 3), "LOGICAL_AND": (_op.logical_and, 1),
     "LOGICAL_OR": (_op.logical_or, 1), "ATAN2": (_op.atan2, 1),
+    "BITWISE_XOR": (_op.bitwise_xor, 1), "RIGHT_SHIFT": (_op.right_shift, 1),
 }
 _UNARY = {  # builtin: (relax op, max version)
     "ABS": (_op.abs, 5), "EXP": (_op.exp, 2), "LOG": (_op.log, 2), "SQRT": (_op.sqrt, 1),
@@ -191,3 +192,25 @@ def _cumsum(ctx: OpContext) -> Any:
         x = _op.flip(x, axis[0])
     y = _op.cumsum(x, axis[0], exclusive=bool(ctx.options.Exclusive()))
     return _op.flip(y, axis[0]) if ctx.options.Reverse() else y
+
+
+@converter("FAKE_QUANT", max_version=2, options="FakeQuantOptions")
+def _fake_quant(ctx: OpContext) -> Any:
+    """tf.quantization.fake_quant_with_min_max_args: [min, max] nudged so that zero is a
+    grid point, x clamped to it and rounded to the grid of 2**num_bits (- narrow) steps."""
+    o = ctx.options
+    lo, hi, bits = float(o.Min()), float(o.Max()), int(o.NumBits())
+    if o.NarrowRange():  # LiteRT refuses it too: it is meant for weights only
+        raise ctx.unsupported("narrow_range is not supported")
+    qmin, qmax = 0, (1 << bits) - 1
+    if not hi > lo:
+        raise ctx.error(f"min {lo} must be below max {hi}")
+    scale = np.float32((hi - lo) / (qmax - qmin))
+    zp_from_min = np.float32(qmin) - np.float32(lo) / scale
+    nudged_zp = float(np.clip(np.floor(zp_from_min + np.float32(0.5)), qmin, qmax))
+    nmin, nmax = np.float32((qmin - nudged_zp) * scale), np.float32((qmax - nudged_zp) * scale)
+    x, dt = ctx.input(0), ctx.dtype(0)
+    shifted = _op.subtract(_op.clip(x, float(nmin), float(nmax)), ctx.scalar(nmin, dt))
+    steps = _op.floor(_op.add(_op.multiply(shifted, ctx.scalar(1.0 / scale, dt)),
+                              ctx.scalar(0.5, dt)))
+    return _op.add(_op.multiply(steps, ctx.scalar(scale, dt)), ctx.scalar(nmin, dt))

@@ -238,10 +238,15 @@ def _slice(ctx: OpContext) -> Any:
 @converter("GATHER", max_version=7, options="GatherOptions")
 def _gather(ctx: OpContext) -> Any:
     o = ctx.options
-    if o.BatchDims() != 0:
-        raise ctx.unsupported(f"batch_dims={o.BatchDims()} (only 0 is supported)")
     axis = _axis(ctx, o.Axis(), ctx.ndim(0))
-    return _op.take(ctx.input(0), ctx.input(1), axis)
+    batch = o.BatchDims() + ctx.ndim(1) if o.BatchDims() < 0 else o.BatchDims()
+    if batch == 0:
+        return _op.take(ctx.input(0), ctx.input(1), axis)
+    if batch != axis:
+        raise ctx.unsupported(f"batch_dims={o.BatchDims()} with axis {o.Axis()} (batch_dims "
+                              "must be 0 or equal the axis)")
+    # params[b..., idx[b..., i...], rest...]: gather_nd over the batch axes
+    return _op.gather_nd(ctx.input(0), _op.expand_dims(ctx.input(1), -1), batch)
 
 
 @converter("GATHER_ND", max_version=5)
@@ -431,3 +436,59 @@ def _scatter_nd(ctx: OpContext) -> Any:
     shape = ctx.int_list(2, "shape")
     zeros = _op.zeros(shape, ctx.dtype(1))
     return _op.scatter_nd(zeros, ctx.input(0), ctx.input(1), "add")
+
+
+def _segment(ctx: OpContext, num: int, reduction: str) -> Any:
+    """Rows of ``data`` (input 0) combined by segment id (input 1) into ``num`` segments."""
+    data, ids = ctx.input(0), ctx.input(1)
+    rest = ctx.shape(0)[ctx.ndim(1):]
+    dt = ctx.dtype(0)
+    init = {"add": 0, "mul": 1}.get(reduction)
+    if init is None:  # an empty segment holds the dtype's lowest (max) / highest (min) value
+        lim = np.finfo(dt) if dt.startswith("float") else np.iinfo(dt)
+        init = lim.min if reduction == "max" else lim.max
+    base = _op.full([num] + rest, ctx.scalar(init, dt), dt)
+    return _op.scatter_nd(base, _op.expand_dims(ids, -1), data, reduction)
+
+
+@converter("UNSORTED_SEGMENT_SUM", "UNSORTED_SEGMENT_PROD", "UNSORTED_SEGMENT_MAX",
+           "UNSORTED_SEGMENT_MIN", max_version=1)
+def _unsorted_segment(ctx: OpContext) -> Any:
+    num = ctx.int_list(2, "num_segments")[0]
+    reduction = {"SUM": "add", "PROD": "mul", "MAX": "max", "MIN": "min"}[ctx.name.split("_")[-1]]
+    return _segment(ctx, num, reduction)
+
+
+@converter("SEGMENT_SUM", max_version=1)
+def _segment_sum(ctx: OpContext) -> Any:
+    ids = ctx.int_list(1, "segment_ids")
+    return _segment(ctx, (max(ids) + 1) if ids else 0, "add")
+
+
+def _diag_mask(ctx: OpContext, m: int, n: int) -> Any:
+    return ctx.const_expr(np.eye(m, n, dtype=bool), "bool")
+
+
+@converter("MATRIX_DIAG", max_version=1)
+def _matrix_diag(ctx: OpContext) -> Any:
+    n = ctx.static_dims(0, [ctx.ndim(0) - 1], "the diagonal")[0]
+    x = ctx.input(0)
+    zero = ctx.scalar(0, ctx.dtype(0))
+    return _op.where(_diag_mask(ctx, n, n), _op.expand_dims(x, -2), zero)
+
+
+@converter("MATRIX_SET_DIAG", max_version=1)
+def _matrix_set_diag(ctx: OpContext) -> Any:
+    nd = ctx.ndim(0)
+    m, n = ctx.static_dims(0, [nd - 2, nd - 1], "the matrix")
+    diag = ctx.input(1)
+    if n > m:  # the diagonal has min(m, n) entries; the mask is zero past them
+        diag = _op.nn.pad(diag, [0, 0] * (nd - 2) + [0, n - m])
+    return _op.where(_diag_mask(ctx, m, n), _op.expand_dims(diag, -2), ctx.input(0))
+
+
+@converter("BROADCAST_ARGS", max_version=1)
+def _broadcast_args(ctx: OpContext) -> Any:
+    a, b = ctx.int_list(0, "s0"), ctx.int_list(1, "s1")
+    shape = np.broadcast_shapes(tuple(a), tuple(b))
+    return ctx.const_expr(list(shape), ctx.output_dtype())
