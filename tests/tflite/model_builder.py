@@ -79,11 +79,18 @@ class ModelBuilder:
 
     def op(self, builtin: str, inputs: Sequence[int], outputs: Sequence[int],
            options: Optional[tuple[str, dict[str, Any]]] = None, version: int = 1,
-           custom_code: str = "") -> list[int]:
-        """Append operator ``builtin`` (``"CUSTOM"`` with ``custom_code``); -1 in ``inputs``
-        is an omitted optional input.  Returns ``outputs``."""
+           custom_code: str = "", custom_options: Optional[dict[str, Any]] = None) -> list[int]:
+        """Append operator ``builtin`` (``"CUSTOM"`` with ``custom_code`` and
+        ``custom_options``, written as a flexbuffer map); -1 in ``inputs`` is an omitted
+        optional input.  Returns ``outputs``."""
+        custom = b""
+        if custom_options is not None:
+            from flatbuffers import flexbuffers
+
+            custom = bytes(flexbuffers.Dumps(custom_options))
         self.ops.append(dict(opcode=self._opcode(builtin, version, custom_code),
-                             inputs=list(inputs), outputs=list(outputs), options=options))
+                             inputs=list(inputs), outputs=list(outputs), options=options,
+                             custom=custom))
         return list(outputs)
 
     def unary(self, builtin: str, x: int, out_shape: Optional[Sequence[int]] = None,
@@ -217,7 +224,11 @@ class ModelBuilder:
             opts = getattr(tflite, f"{table}End")(b)
         ins = _vector(b, tflite.OperatorStartInputsVector, o["inputs"], b.PrependInt32)
         outs = _vector(b, tflite.OperatorStartOutputsVector, o["outputs"], b.PrependInt32)
+        custom = (_vector(b, tflite.OperatorStartCustomOptionsVector, list(o["custom"]),
+                          b.PrependUint8) if o["custom"] else None)
         tflite.OperatorStart(b)
+        if custom is not None:
+            tflite.OperatorAddCustomOptions(b, custom)
         tflite.OperatorAddOpcodeIndex(b, o["opcode"])
         tflite.OperatorAddInputs(b, ins)
         tflite.OperatorAddOutputs(b, outs)

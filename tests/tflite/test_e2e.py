@@ -6,7 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from model_builder import run_litert, run_relax
-from tflite_models import keyword_spotting_model, mobilenet_block_model, text_classifier_model
+from tflite_models import (
+    keyword_spotting_model, mobilenet_block_model, ssd_detector_model, text_classifier_model,
+)
 
 from tvm import relax, tir
 from tvm.relax.frontend.tflite import from_tflite
@@ -58,3 +60,15 @@ def test_keyword_spotting_cnn_matches_litert() -> None:
         got = run_relax(data, [x])
         np.testing.assert_allclose(got[0], expected[0], rtol=1e-5 if reference else 1e-4,
                                    atol=1e-6)
+
+
+@pytest.mark.parametrize("regular_nms", [False, True], ids=["fast-nms", "regular-nms"])
+def test_ssd_detector_with_postprocess_matches_litert(regular_nms: bool) -> None:
+    data, shape = ssd_detector_model(regular_nms=regular_nms)
+    x = np.random.default_rng(5).standard_normal(shape).astype(np.float32)
+    expected = run_litert(data, [x])
+    got = run_relax(data, [x])
+    assert 0 < expected[3][0] <= 10
+    for g, e in zip(got, expected):
+        assert g.shape == e.shape
+        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-5)

@@ -318,3 +318,44 @@ def test_dynamic_range_embedding_lookup_is_exact() -> None:
     data = m.build()
     i0 = np.array([1, 9, 0, 1], np.int32)
     np.testing.assert_allclose(run_relax(data, [i0])[0], run_litert(data, [i0])[0], rtol=1e-6)
+
+
+def _detection_model(regular: bool, threshold: float, max_classes: int = 1) -> tuple:
+    rng = np.random.default_rng(7)
+    n, c, max_det = 40, 3, 6
+    m = ModelBuilder()
+    enc, cls = m.input([1, n, 4]), m.input([1, n, c + 1])
+    anchors = np.concatenate([rng.random((n, 2)), rng.random((n, 2)) * 0.3 + 0.1], 1)
+    outs = [m.tensor([1, max_det, 4]), m.tensor([1, max_det]), m.tensor([1, max_det]),
+            m.tensor([1])]
+    m.op("CUSTOM", [enc, cls, m.const(anchors.astype(np.float32))], outs,
+         custom_code="TFLite_Detection_PostProcess", custom_options={
+             "max_detections": max_det, "max_classes_per_detection": max_classes,
+             "detections_per_class": 3, "use_regular_nms": regular,
+             "nms_score_threshold": threshold, "nms_iou_threshold": 0.4, "num_classes": c,
+             "y_scale": 10.0, "x_scale": 10.0, "h_scale": 5.0, "w_scale": 5.0})
+    m.output(*outs)
+    x = [rng.standard_normal((1, n, 4)).astype(np.float32),
+         rng.random((1, n, c + 1)).astype(np.float32)]
+    return m.build(), x
+
+
+@pytest.mark.parametrize("regular", [False, True], ids=["fast", "regular"])
+@pytest.mark.parametrize("threshold", [0.3, 0.97])
+def test_detection_postprocess_custom_op_matches_litert(regular: bool, threshold: float) -> None:
+    """Full and partly filled outputs: ours zeroes the entries past num_detections (LiteRT
+    leaves them as they were), the detections themselves match."""
+    data, x = _detection_model(regular, threshold)
+    expected, got = run_litert(data, x), run_relax(data, x)
+    count = int(expected[3][0])
+    assert got[3][0] == count and (0 < count < 6 if threshold > 0.9 else count == 6)
+    for g, e in zip(got[:3], expected[:3]):
+        np.testing.assert_allclose(g[0, :count], e[0, :count], rtol=1e-5, atol=1e-6)
+        assert not np.any(g[0, count:])
+
+
+def test_detection_postprocess_refuses_several_classes_per_box() -> None:
+    data, _ = _detection_model(False, 0.3, max_classes=2)
+    with pytest.raises(OpNotImplemented, match=r"custom TFLite_Detection_PostProcess \(operator "
+                                               r"0.*max_classes_per_detection"):
+        from_tflite(data)

@@ -139,3 +139,56 @@ def keyword_spotting_model(frames: int = 49, coeffs: int = 10, width: int = 32,
     m.op("SOFTMAX", [logits], [probs], ("SoftmaxOptions", {"Beta": 1.0}))
     m.output(probs)
     return m.build(), [1, frames, coeffs, 1]
+
+
+def ssd_detector_model(size: int = 32, width: int = 16, anchors_per_cell: int = 3,
+                       classes: int = 4, max_detections: int = 10, regular_nms: bool = False,
+                       seed: int = 3) -> tuple[bytes, list[int]]:
+    """An SSD-style detector: two strided 3x3 convs (relu6) to a size/4 grid, a box head
+    (3x3 conv -> RESHAPE [1, anchors, 4]) and a class head (3x3 conv -> RESHAPE
+    [1, anchors, classes + 1] -> LOGISTIC), then the ``TFLite_Detection_PostProcess``
+    custom op against a grid of constant anchors.  Outputs boxes, classes, scores and the
+    number of detections."""
+    m = ModelBuilder(seed=seed, name="ssd_detector")
+    x = m.input([1, size, size, 3], name="image")
+    y, cin, h = x, 3, size
+    for _ in range(2):
+        h = _same(h, 2)
+        out = m.tensor([1, h, h, width])
+        m.op("CONV_2D", [y, m.weights([width, 3, 3, cin], (2.0 / (9 * cin)) ** 0.5),
+                         m.weights([width], 0.1)], [out],
+             ("Conv2DOptions", {"Padding": 0, "StrideH": 2, "StrideW": 2,
+                                "FusedActivationFunction": RELU6}))
+        y, cin = out, width
+    n = h * h * anchors_per_cell
+
+    def head(depth: int) -> int:
+        t = m.tensor([1, h, h, anchors_per_cell * depth])
+        m.op("CONV_2D", [y, m.weights([anchors_per_cell * depth, 3, 3, width], 0.1),
+                         m.weights([anchors_per_cell * depth], 0.1)], [t],
+             ("Conv2DOptions", {"Padding": 0, "StrideH": 1, "StrideW": 1}))
+        r = m.tensor([1, n, depth])
+        m.op("RESHAPE", [t, m.const(np.array([1, n, depth], np.int32))], [r])
+        return r
+
+    boxes = head(4)
+    logits = head(classes + 1)
+    scores = m.tensor([1, n, classes + 1])
+    m.op("LOGISTIC", [logits], [scores])
+    centers = (np.arange(h, dtype=np.float32) + 0.5) / h
+    cy, cx = np.meshgrid(centers, centers, indexing="ij")
+    sizes = np.array([0.1, 0.2, 0.35], np.float32)[:anchors_per_cell]
+    anchors = np.stack([np.repeat(cy.reshape(-1), anchors_per_cell),
+                        np.repeat(cx.reshape(-1), anchors_per_cell),
+                        np.tile(sizes, h * h), np.tile(sizes, h * h)], axis=1)
+    outs = [m.tensor([1, max_detections, 4], name="boxes"),
+            m.tensor([1, max_detections], name="classes"),
+            m.tensor([1, max_detections], name="scores"), m.tensor([1], name="count")]
+    m.op("CUSTOM", [boxes, scores, m.const(anchors)], outs,
+         custom_code="TFLite_Detection_PostProcess", custom_options={
+             "max_detections": max_detections, "max_classes_per_detection": 1,
+             "detections_per_class": 5, "use_regular_nms": regular_nms,
+             "nms_score_threshold": 0.55, "nms_iou_threshold": 0.5, "num_classes": classes,
+             "y_scale": 10.0, "x_scale": 10.0, "h_scale": 5.0, "w_scale": 5.0})
+    m.output(*outs)
+    return m.build(), [1, size, size, 3]

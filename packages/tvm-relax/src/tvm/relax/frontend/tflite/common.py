@@ -22,7 +22,8 @@ from ...errors import RelaxError
 from ...expr import Constant, Expr, const
 
 __all__ = [
-    "TFLiteImportError", "OpNotImplemented", "Converter", "CONVERTERS", "converter",
+    "TFLiteImportError", "OpNotImplemented", "Converter", "CONVERTERS", "CUSTOM_CONVERTERS",
+    "converter",
     "tflite_dtype", "OpContext", "builtin_names",
 ]
 
@@ -84,16 +85,20 @@ class Converter:
 
 
 CONVERTERS: dict[str, Converter] = {}
+#: converters of custom operators, by custom code (their options are a flexbuffer map)
+CUSTOM_CONVERTERS: dict[str, Converter] = {}
 
 
 def converter(*names: str, max_version: int = 1, options: Optional[str] = None,
-              state_inputs: tuple[int, ...] = ()
+              state_inputs: tuple[int, ...] = (), custom: bool = False
               ) -> Callable[[Callable[["OpContext"], Any]], Callable[["OpContext"], Any]]:
-    """Register the decorated function for the builtins ``names`` (``"CONV_2D"``)."""
+    """Register the decorated function for the builtins ``names`` (``"CONV_2D"``), or with
+    ``custom`` for the custom operators of those codes."""
 
     def wrap(fn: Callable[["OpContext"], Any]) -> Callable[["OpContext"], Any]:
+        table = CUSTOM_CONVERTERS if custom else CONVERTERS
         for name in names:
-            CONVERTERS[name] = Converter(name, fn, max_version, options, state_inputs)
+            table[name] = Converter(name, fn, max_version, options, state_inputs)
         return fn
 
     return wrap
@@ -123,8 +128,9 @@ class OpContext:
     """What a converter sees of one operator: inputs, outputs, options and the builder."""
 
     def __init__(self, importer: Any, op: Any, name: str, version: int, index: int,
-                 inputs: list[Any], outputs: list[int], options: Any):
+                 inputs: list[Any], outputs: list[int], options: Any, custom: bool = False):
         self.importer = importer
+        self.custom = custom
         self.bb = importer.bb
         self.op = op
         self.name = name
@@ -136,8 +142,24 @@ class OpContext:
 
     # -- errors -------------------------------------------------------------------------------
     def where(self) -> str:
-        return (f"TFLite {self.name} (operator {self.index} of subgraph "
+        kind = "custom " if self.custom else ""
+        return (f"TFLite {kind}{self.name} (operator {self.index} of subgraph "
                 f"{self.importer.subgraph_desc}, version {self.version})")
+
+    def custom_options(self) -> dict[str, Any]:
+        """A custom operator's options (its flexbuffer map)."""
+        data = self.op.custom_options
+        if not data:
+            return {}
+        from flatbuffers import flexbuffers
+
+        try:
+            value = flexbuffers.Loads(data)
+        except Exception as err:  # noqa: BLE001 - a corrupt flexbuffer
+            raise self.error(f"custom options are not a valid flexbuffer: {err}") from err
+        if not isinstance(value, dict):
+            raise self.error(f"custom options are a {type(value).__name__}, not a map")
+        return value
 
     def error(self, message: str) -> TFLiteImportError:
         return TFLiteImportError(f"{self.where()}: {message}")

@@ -23,7 +23,8 @@ from ...expr import Constant, Expr, TupleGetItem, Var
 from ...struct_info import TensorStructInfo, TupleStructInfo
 from .. import sanitize_name
 from .common import (
-    CONVERTERS, OpContext, OpNotImplemented, TFLiteImportError, dequantize_array, tflite_dtype,
+    CONVERTERS, CUSTOM_CONVERTERS, OpContext, OpNotImplemented, TFLiteImportError,
+    dequantize_array, tflite_dtype,
 )
 from .model import ModelInfo, SubgraphInfo, TensorInfo, read_model
 
@@ -52,7 +53,7 @@ def _require_tflite() -> Any:
 
 
 def _load_converters() -> None:
-    from . import ops_math, ops_nn, ops_rnn, ops_tensor  # noqa: F401
+    from . import ops_detection, ops_math, ops_nn, ops_rnn, ops_tensor  # noqa: F401
 
 
 def supported_ops() -> list[str]:
@@ -198,9 +199,15 @@ class TFLiteImporter:
         where = (f"TFLite {code.name} (operator {index} of subgraph {self.subgraph_desc}, "
                  f"version {code.version})")
         if code.name == "CUSTOM":
-            raise OpNotImplemented(f"TFLite custom operator {code.custom_code!r} (operator "
-                                   f"{index} of subgraph {self.subgraph_desc}) is not supported")
-        conv = CONVERTERS.get(code.name)
+            conv = CUSTOM_CONVERTERS.get(code.custom_code)
+            if conv is None:
+                raise OpNotImplemented(
+                    f"TFLite custom operator {code.custom_code!r} (operator {index} of "
+                    f"subgraph {self.subgraph_desc}) is not supported")
+            where = (f"TFLite custom {code.custom_code} (operator {index} of subgraph "
+                     f"{self.subgraph_desc}, version {code.version})")
+        else:
+            conv = CONVERTERS.get(code.name)
         if conv is None:
             raise OpNotImplemented(f"{where}: builtin operator {code.name} is not supported")
         if code.version > conv.max_version:
@@ -243,7 +250,9 @@ class TFLiteImporter:
             else:
                 options = getattr(tflite, conv.options)()
                 options.Init(op.options.Bytes, op.options.Pos)
-        ctx = OpContext(self, op, code.name, code.version, index, inputs, op.outputs, options)
+        name = code.custom_code if code.name == "CUSTOM" else code.name
+        ctx = OpContext(self, op, name, code.version, index, inputs, op.outputs, options,
+                        custom=code.name == "CUSTOM")
         out_name = self.tensor(op.outputs[0]).name if op.outputs else f"{code.name}_{index}"
         span = Span(self._source, index + 1, 1, name=out_name)
         try:

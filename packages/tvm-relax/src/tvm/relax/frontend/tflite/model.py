@@ -59,6 +59,7 @@ class OperatorInfo:
     options_type: int
     options: Any  # a flatbuffers Table, or None
     intermediates: int
+    custom_options: bytes = b""
 
 
 @dataclasses.dataclass
@@ -182,7 +183,8 @@ def _read(data: bytes, root: Any) -> ModelInfo:
             ops.append(OperatorInfo(
                 int(op.OpcodeIndex()), _ints(op.InputsLength(), op.Inputs),
                 _ints(op.OutputsLength(), op.Outputs), int(op.BuiltinOptionsType()),
-                op.BuiltinOptions(), op.IntermediatesLength()))
+                op.BuiltinOptions(), op.IntermediatesLength(),
+                op.CustomOptionsAsNumpy().tobytes() if op.CustomOptionsLength() else b""))
         name = sg.Name()
         subgraphs.append(SubgraphInfo(
             name.decode("utf-8", "replace") if name else "", tensors,
