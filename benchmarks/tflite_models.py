@@ -15,6 +15,8 @@ Models (float32, seeded random weights, written by tests/tflite/tflite_models.py
     keyword_spotting     DS-CNN-style keyword spotter on 49x10 MFCC features, width 64
     text_classifier      token ids [1, 32] -> embedding (GATHER, 2000x64) -> LSTM (128)
                          -> last step -> FC -> softmax
+    ssd_detector         SSD-style detector on 128x128x3 (width 32) with
+                         TFLite_Detection_PostProcess (fast NMS, 1536 anchors)
 
 Columns: ``litert`` (``Interpreter(num_threads=n)``, default op resolver: XNNPACK),
 ``litert_builtin`` (``BUILTIN_WITHOUT_DEFAULT_DELEGATES``), ``ours`` (``vm.time_evaluator``
@@ -52,7 +54,8 @@ MODELS = {"mobilenet_block": ("mobilenet_block_model", dict(size=112, width=32, 
           "mobilenet_block_224": ("mobilenet_block_model", dict(size=224, width=32, blocks=3)),
           "keyword_spotting": ("keyword_spotting_model", dict(width=64)),
           "text_classifier": ("text_classifier_model",
-                              dict(vocab=2000, dim=64, steps=32, hidden=128))}
+                              dict(vocab=2000, dim=64, steps=32, hidden=128)),
+          "ssd_detector": ("ssd_detector_model", dict(size=128, width=32))}
 COLUMNS = ("litert", "litert_builtin", "ours")
 Timer = Callable[[int, int], list[float]]  # (threads, repeats) -> seconds per call
 
