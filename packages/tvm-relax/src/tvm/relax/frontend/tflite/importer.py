@@ -24,7 +24,7 @@ from ...struct_info import TensorStructInfo, TupleStructInfo
 from .. import sanitize_name
 from .common import (
     CONVERTERS, CUSTOM_CONVERTERS, OpContext, OpNotImplemented, TFLiteImportError,
-    dequantize_array, tflite_dtype,
+    default_options, dequantize_array, tflite_dtype,
 )
 from .model import ModelInfo, SubgraphInfo, TensorInfo, read_model
 
@@ -190,8 +190,27 @@ class TFLiteImporter:
         return self.values[k]
 
     def _convert(self, index: int, op: Any) -> None:
-        import tflite
+        conv, code, where = self._lookup(index, op)
+        inputs, state = self._inputs(conv, op, where)
+        dequantized = self._hybrid_weights(code.name, op, inputs)
+        self._check_tensors(op, code.name, where, state | dequantized)
+        options = self._options(conv, op, where)
+        name = code.custom_code if code.name == "CUSTOM" else code.name
+        ctx = OpContext(self, op, name, code.version, index, inputs, op.outputs, options,
+                        custom=code.name == "CUSTOM")
+        out_name = self.tensor(op.outputs[0]).name if op.outputs else f"{code.name}_{index}"
+        span = Span(self._source, index + 1, 1, name=out_name)
+        try:
+            with self.bb.spanned(span):
+                result = conv.impl(ctx)
+                self._bind_outputs(ctx, result)
+        except TFLiteImportError:
+            raise
+        except Exception as err:  # noqa: BLE001 - re-raised with the operator named
+            raise TFLiteImportError(f"{where}: {type(err).__name__}: {err}") from err
 
+    def _lookup(self, index: int, op: Any) -> tuple[Any, Any, str]:
+        """The operator's converter, opcode and description (for errors)."""
         if not 0 <= op.opcode < len(self.model.opcodes):
             raise TFLiteImportError(f"operator {index} of subgraph {self.subgraph_desc}: "
                                     f"opcode index {op.opcode} is out of range")
@@ -214,8 +233,13 @@ class TFLiteImporter:
             raise OpNotImplemented(
                 f"{where}: version {code.version} is not supported (the importer implements "
                 f"{code.name} versions 1 to {conv.max_version})")
+        return conv, code, where
+
+    def _inputs(self, conv: Any, op: Any, where: str) -> tuple[list[Any], set[int]]:
+        """The operator's input values (None for an omitted one) and the ids of the state
+        tensors among them, given as their initial value."""
         inputs: list[Any] = []
-        state = set()
+        state: set[int] = set()
         for p, k in enumerate(op.inputs):
             if (p in conv.state_inputs and 0 <= k < len(self.subgraph.tensors)
                     and self.tensor(k).is_variable and k not in self.values):
@@ -223,46 +247,38 @@ class TFLiteImporter:
                 state.add(k)
             else:
                 inputs.append(None if k < 0 else self._value(k, where))
-        dequantized = self._hybrid_weights(code.name, op, inputs)
+        return inputs, state
+
+    def _check_tensors(self, op: Any, name: str, where: str, allowed: set[int]) -> None:
+        """Refuse variable and quantized tensors (but those in ``allowed``)."""
         for k in op.inputs + op.outputs:
-            if k < 0 or not 0 <= k < len(self.subgraph.tensors):
+            if k < 0 or not 0 <= k < len(self.subgraph.tensors) or k in allowed:
                 continue
             t = self.tensor(k)
-            if t.is_variable and k not in state:
+            if t.is_variable:
                 raise OpNotImplemented(f"{where}: variable tensor {t.name!r} is not supported")
-            if (t.quant is not None and code.name not in _QUANT_AWARE and k not in dequantized
+            if (t.quant is not None and name not in _QUANT_AWARE
                     and self.tensor_dtype(k) not in ("float32", "float16", "float64")):
                 raise OpNotImplemented(
                     f"{where}: quantized tensor {t.name!r} ({self.tensor_dtype(k)} with "
                     "scale/zero point) is not supported yet: integer lowering of quantized "
                     "operators is pending")
-        options = None
-        if conv.options is not None:
-            expected = getattr(tflite.BuiltinOptions, conv.options)
-            if op.options_type == 0 or op.options is None:
-                from .common import default_options
 
-                options = default_options(conv.options)
-            elif op.options_type != expected:
-                raise TFLiteImportError(
-                    f"{where}: options of type {op.options_type}, expected {conv.options} "
-                    f"({expected})")
-            else:
-                options = getattr(tflite, conv.options)()
-                options.Init(op.options.Bytes, op.options.Pos)
-        name = code.custom_code if code.name == "CUSTOM" else code.name
-        ctx = OpContext(self, op, name, code.version, index, inputs, op.outputs, options,
-                        custom=code.name == "CUSTOM")
-        out_name = self.tensor(op.outputs[0]).name if op.outputs else f"{code.name}_{index}"
-        span = Span(self._source, index + 1, 1, name=out_name)
-        try:
-            with self.bb.spanned(span):
-                result = conv.impl(ctx)
-                self._bind_outputs(ctx, result)
-        except TFLiteImportError:
-            raise
-        except Exception as err:  # noqa: BLE001 - re-raised with the operator named
-            raise TFLiteImportError(f"{where}: {type(err).__name__}: {err}") from err
+    def _options(self, conv: Any, op: Any, where: str) -> Any:
+        """The operator's options table, typed (schema defaults when it has none)."""
+        import tflite
+
+        if conv.options is None:
+            return None
+        expected = getattr(tflite.BuiltinOptions, conv.options)
+        if op.options_type == 0 or op.options is None:
+            return default_options(conv.options)
+        if op.options_type != expected:
+            raise TFLiteImportError(f"{where}: options of type {op.options_type}, expected "
+                                    f"{conv.options} ({expected})")
+        options = getattr(tflite, conv.options)()
+        options.Init(op.options.Bytes, op.options.Pos)
+        return options
 
     def _hybrid_weights(self, name: str, op: Any, inputs: list[Any]) -> set[int]:
         """Dequantize (in ``inputs``) the int8/uint8 constant weights of a dynamic-range
