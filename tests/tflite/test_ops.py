@@ -574,6 +574,18 @@ case("CONV_3D-same-s2-relu")(_conv3d(0, 2, 1))
 case("CONV_3D-valid-s1")(_conv3d(1, 1, 0))
 
 
+def _lstm_weights(m: ModelBuilder, n_in: int, n_cell: int, n_out: int, cifg: bool,
+                  peephole: bool, projection: bool) -> list[int]:
+    """Inputs 1-17 of an LSTM direction (weights, peepholes, biases, projection)."""
+    ins = [-1 if (cifg and g == 0) else m.weights([n_cell, n_in]) for g in range(4)]
+    ins += [-1 if (cifg and g == 0) else m.weights([n_cell, n_out]) for g in range(4)]
+    ins += [(m.weights([n_cell]) if peephole and not (cifg and g == 0) else -1)
+            for g in range(3)]
+    ins += [-1 if (cifg and g == 0) else m.weights([n_cell]) for g in range(4)]
+    ins += [m.weights([n_out, n_cell]), m.weights([n_out])] if projection else [-1, -1]
+    return ins
+
+
 def _lstm(time_major: bool, cifg: bool, peephole: bool, projection: bool,
           cell_clip: float = 0.0) -> Any:
     def build() -> Any:
@@ -581,13 +593,7 @@ def _lstm(time_major: bool, cifg: bool, peephole: bool, projection: bool,
         steps, batch, n_in, n_cell = 4, 2, 3, 5
         n_out = 4 if projection else n_cell
         x = m.input([steps, batch, n_in] if time_major else [batch, steps, n_in])
-        ins = [x]
-        ins += [-1 if (cifg and g == 0) else m.weights([n_cell, n_in]) for g in range(4)]
-        ins += [-1 if (cifg and g == 0) else m.weights([n_cell, n_out]) for g in range(4)]
-        ins += [(m.weights([n_cell]) if peephole and not (cifg and g == 0) else -1)
-                for g in range(3)]
-        ins += [-1 if (cifg and g == 0) else m.weights([n_cell]) for g in range(4)]
-        ins += [m.weights([n_out, n_cell]), m.weights([n_out])] if projection else [-1, -1]
+        ins = [x] + _lstm_weights(m, n_in, n_cell, n_out, cifg, peephole, projection)
         ins += [m.tensor([batch, n_out], variable=True),
                 m.tensor([batch, n_cell], variable=True)]
         ins += [-1] * 4
@@ -604,6 +610,29 @@ case("UNIDIRECTIONAL_SEQUENCE_LSTM")(_lstm(True, False, False, False))
 case("UNIDIRECTIONAL_SEQUENCE_LSTM-batch-major-cifg")(_lstm(False, True, False, False))
 case("UNIDIRECTIONAL_SEQUENCE_LSTM-peephole-projection-clip")(
     _lstm(True, False, True, True, cell_clip=1.5))
+
+
+def _bilstm(time_major: bool, merge: bool, peephole: bool) -> Any:
+    def build() -> Any:
+        m = ModelBuilder(seed=11)
+        steps, batch, n_in, n_cell = 4, 2, 3, 5
+        x = m.input([steps, batch, n_in] if time_major else [batch, steps, n_in])
+        ins = [x] + _lstm_weights(m, n_in, n_cell, n_cell, False, peephole, False)
+        ins += _lstm_weights(m, n_in, n_cell, n_cell, True, peephole, False)
+        ins += [m.tensor([batch, n_cell], variable=True) for _ in range(4)] + [-1] * 9
+        lead = [steps, batch] if time_major else [batch, steps]
+        outs = [m.tensor(lead + [2 * n_cell])] if merge else [m.tensor(lead + [n_cell]),
+                                                              m.tensor(lead + [n_cell])]
+        m.op("BIDIRECTIONAL_SEQUENCE_LSTM", ins, outs, ("BidirectionalSequenceLSTMOptions", {
+            "FusedActivationFunction": 4, "CellClip": 0.0, "ProjClip": 0.0,
+            "MergeOutputs": merge, "TimeMajor": time_major}))
+        m.output(*outs)
+        return m, [_rand(m.tensors[x]["shape"], scale=2.0)]
+    return build
+
+
+case("BIDIRECTIONAL_SEQUENCE_LSTM")(_bilstm(True, False, False))
+case("BIDIRECTIONAL_SEQUENCE_LSTM-merged-batch-major-peephole")(_bilstm(False, True, True))
 
 
 def _rnn(time_major: bool, act: int) -> Any:

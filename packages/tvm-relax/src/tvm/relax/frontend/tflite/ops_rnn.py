@@ -1,5 +1,5 @@
-"""TFLite recurrent builtins: UNIDIRECTIONAL_SEQUENCE_LSTM and UNIDIRECTIONAL_SEQUENCE_RNN,
-unrolled over the (static) time axis.
+"""TFLite recurrent builtins: UNIDIRECTIONAL_SEQUENCE_LSTM, BIDIRECTIONAL_SEQUENCE_LSTM and
+UNIDIRECTIONAL_SEQUENCE_RNN, unrolled over the (static) time axis.
 
 The state inputs are variable tensors; each call starts from their initial value (zeros,
 or the tensor's buffer), as a freshly allocated LiteRT interpreter does.  The input
@@ -70,44 +70,37 @@ def _stack_outputs(outs: list[Any], time_major: bool) -> Any:
     return y if time_major else _op.permute_dims(y, [1, 0, 2])
 
 
-@converter("UNIDIRECTIONAL_SEQUENCE_LSTM", max_version=4,
-           options="UnidirectionalSequenceLSTMOptions", state_inputs=(18, 19))
-def _lstm(ctx: OpContext) -> Any:
+def _lstm_direction(ctx: OpContext, x: Any, steps: int, batch: Any, base: int,
+                    states: tuple[int, int], reverse: bool = False) -> list[Any]:
+    """One LSTM pass over time-major ``x``: its weights are inputs ``base`` + 0..16 in the
+    UNIDIRECTIONAL_SEQUENCE_LSTM order (input weights i, f, c, o; recurrent weights; peephole
+    i, f, o; biases; projection weights and bias), its states inputs ``states``.  Returns the
+    output of every step in time order (``reverse`` runs from the last step)."""
     o = ctx.options
-    if ctx.num_inputs > 20 and any(ctx.has(i) for i in range(20, ctx.num_inputs)):
-        raise ctx.unsupported("layer-normalised LSTM (inputs 20-23) is not supported")
-    if o.DiagonalRecurrentTensors():
-        raise ctx.unsupported("diagonal_recurrent_tensors is not supported")
-    if ctx.dtype(0) != "float32":
-        raise ctx.unsupported(f"dtype {ctx.dtype(0)} (float32 only)")
-    time_major = bool(o.TimeMajor())
-    x, steps, batch = _time_steps(ctx, time_major)
     n_in = ctx.static_dims(0, [2], "the feature axis")[0]
-    n_cell = ctx.static_dims(2, [0], "the forget weights")[0]
-    cifg = not ctx.has(1)  # no input gate: i = 1 - f
+    n_cell = ctx.static_dims(base + 1, [0], "the forget weights")[0]
+    cifg = not ctx.has(base)  # no input gate: i = 1 - f
     gates = ["f", "g", "o"] if cifg else ["i", "f", "g", "o"]
-    w_idx = {"i": 1, "f": 2, "g": 3, "o": 4}
-    r_idx = {"i": 5, "f": 6, "g": 7, "o": 8}
-    b_idx = {"i": 12, "f": 13, "g": 14, "o": 15}
-    w = np.concatenate([_weight_t(ctx, w_idx[g]) for g in gates], axis=1)
-    r = np.concatenate([_weight_t(ctx, r_idx[g]) for g in gates], axis=1)
-    b = np.concatenate([_vector(ctx, b_idx[g], n_cell) for g in gates])
+    slot = {"i": 0, "f": 1, "g": 2, "o": 3}
+    w = np.concatenate([_weight_t(ctx, base + slot[g]) for g in gates], axis=1)
+    r = np.concatenate([_weight_t(ctx, base + 4 + slot[g]) for g in gates], axis=1)
+    b = np.concatenate([_vector(ctx, base + 11 + slot[g], n_cell) for g in gates])
     n_out = r.shape[0]
-    peep = {g: _vector(ctx, i, n_cell) for g, i in (("i", 9), ("f", 10), ("o", 11))}
-    proj = _weight_t(ctx, 16)
-    proj_b = _vector(ctx, 17, n_out) if proj is not None else None
+    peep = {g: _vector(ctx, base + 8 + k, n_cell) for k, g in enumerate(("i", "f", "o"))}
+    proj = _weight_t(ctx, base + 15)
+    proj_b = _vector(ctx, base + 16, n_out) if proj is not None else None
     act = int(o.FusedActivationFunction())
     cell_clip, proj_clip = float(o.CellClip()), float(o.ProjClip())
     dt = "float32"
     xw = _op.reshape(_op.add(_op.matmul(_op.reshape(x, [-1, n_in]), ctx.const_expr(w, dt)),
                              ctx.const_expr(b, dt)), [steps, -1, len(gates) * n_cell])
     xw = ctx.emit(xw)
-    h = _initial_state(ctx, 18, batch, n_out)
-    c = _initial_state(ctx, 19, batch, n_cell)
+    h = _initial_state(ctx, states[0], batch, n_out)
+    c = _initial_state(ctx, states[1], batch, n_cell)
     r_c = ctx.const_expr(r, dt)
     one = ctx.scalar(1.0, dt)
-    outs = []
-    for t in range(steps):
+    outs: dict[int, Any] = {}
+    for t in (reversed(range(steps)) if reverse else range(steps)):
         z = _op.add(_op.squeeze(_op.strided_slice(xw, [0], [t], [t + 1]), [0]),
                     _op.matmul(h, r_c))
         z = ctx.emit(z)
@@ -134,8 +127,45 @@ def _lstm(ctx: OpContext) -> Any:
             if proj_clip > 0:
                 h = _op.clip(h, -proj_clip, proj_clip)
         h = ctx.emit(h)
-        outs.append(h)
+        outs[t] = h
+    return [outs[t] for t in range(steps)]
+
+
+def _check_lstm(ctx: OpContext, extra: range, what: str) -> None:
+    if any(ctx.has(i) for i in extra):
+        raise ctx.unsupported(f"{what} is not supported")
+    if ctx.dtype(0) != "float32":
+        raise ctx.unsupported(f"dtype {ctx.dtype(0)} (float32 only)")
+
+
+@converter("UNIDIRECTIONAL_SEQUENCE_LSTM", max_version=4,
+           options="UnidirectionalSequenceLSTMOptions", state_inputs=(18, 19))
+def _lstm(ctx: OpContext) -> Any:
+    o = ctx.options
+    _check_lstm(ctx, range(20, ctx.num_inputs), "layer-normalised LSTM (inputs 20-23)")
+    if o.DiagonalRecurrentTensors():
+        raise ctx.unsupported("diagonal_recurrent_tensors is not supported")
+    time_major = bool(o.TimeMajor())
+    x, steps, batch = _time_steps(ctx, time_major)
+    outs = _lstm_direction(ctx, x, steps, batch, 1, (18, 19))
     return _stack_outputs(outs, time_major)
+
+
+@converter("BIDIRECTIONAL_SEQUENCE_LSTM", max_version=3,
+           options="BidirectionalSequenceLSTMOptions", state_inputs=(35, 36, 37, 38))
+def _bidirectional_lstm(ctx: OpContext) -> Any:
+    """A forward LSTM (inputs 1-17, states 35/36) and a backward one over the reversed
+    sequence (inputs 18-34, states 37/38); outputs both, or their concatenation on the
+    feature axis with ``merge_outputs``."""
+    o = ctx.options
+    _check_lstm(ctx, range(39, ctx.num_inputs), "an auxiliary input (inputs 39-47)")
+    time_major = bool(o.TimeMajor())
+    x, steps, batch = _time_steps(ctx, time_major)
+    fw = _lstm_direction(ctx, x, steps, batch, 1, (35, 36))
+    bw = _lstm_direction(ctx, x, steps, batch, 18, (37, 38), reverse=True)
+    if o.MergeOutputs():
+        return _stack_outputs([_op.concat([f, b], 1) for f, b in zip(fw, bw)], time_major)
+    return [_stack_outputs(fw, time_major), _stack_outputs(bw, time_major)]
 
 
 @converter("UNIDIRECTIONAL_SEQUENCE_RNN", max_version=3, options="SequenceRNNOptions",
