@@ -2,7 +2,7 @@
 
 :mod:`.model` reads the flatbuffer into plain records, :mod:`.importer` walks subgraph 0,
 and converters live in one module per op family (``ops_nn``, ``ops_math``,
-``ops_tensor``).  Needs the ``tflite`` flatbuffer bindings
+``ops_tensor``, ``ops_rnn``, ``ops_detection``).  Needs the ``tflite`` flatbuffer bindings
 (``pip install 'tvm-relax[tflite]'``); TensorFlow is not needed.
 """
 

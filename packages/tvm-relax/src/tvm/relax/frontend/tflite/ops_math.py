@@ -1,5 +1,6 @@
 """TFLite elementwise builtins: arithmetic (with fused activations), comparisons, logic,
-unary math, casts, reductions, arg max/min, and QUANTIZE/DEQUANTIZE as float arithmetic.
+bitwise ops, unary math, casts, reductions, arg max/min, cumsum, and QUANTIZE, DEQUANTIZE
+and FAKE_QUANT as float arithmetic.
 """
 
 from __future__ import annotations

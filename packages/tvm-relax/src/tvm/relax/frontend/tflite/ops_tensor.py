@@ -1,6 +1,7 @@
 """TFLite shape and data-movement builtins: pad, concat, split, reshape, squeeze,
-expand_dims, transpose, strided slice, slice, gather, pack/unpack, tile, shape, fill,
-space/depth rearrangements, embedding lookup.
+expand_dims, transpose, strided slice, slice, gather/scatter, pack/unpack, tile, shape,
+fill, space/depth/batch rearrangements, embedding lookup, top-k, one-hot, range, segment
+reductions, matrix diagonals.
 
 Shape-like operands (paddings, axes, permutations, slice bounds) must be constant tensors.
 """
