@@ -15,6 +15,8 @@ Models (float32, seeded random weights, written by tests/tflite/tflite_models.py
     keyword_spotting     DS-CNN-style keyword spotter on 49x10 MFCC features, width 64
     text_classifier      token ids [1, 32] -> embedding (GATHER, 2000x64) -> LSTM (128)
                          -> last step -> FC -> softmax
+    resnet               ResNet-style: 7x7/2 stem, 3x3/2 max pool, 3 stages of basic blocks
+                         (widths 32, 64, 128), mean, FC, softmax; 112x112x3
     ssd_detector         SSD-style detector on 128x128x3 (width 32) with
                          TFLite_Detection_PostProcess (fast NMS, 1536 anchors)
 
@@ -55,6 +57,7 @@ MODELS = {"mobilenet_block": ("mobilenet_block_model", dict(size=112, width=32, 
           "keyword_spotting": ("keyword_spotting_model", dict(width=64)),
           "text_classifier": ("text_classifier_model",
                               dict(vocab=2000, dim=64, steps=32, hidden=128)),
+          "resnet": ("resnet_model", dict(size=112, width=32, stages=3)),
           "ssd_detector": ("ssd_detector_model", dict(size=128, width=32))}
 COLUMNS = ("litert", "litert_builtin", "ours")
 Timer = Callable[[int, int], list[float]]  # (threads, repeats) -> seconds per call

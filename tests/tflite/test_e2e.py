@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 from model_builder import run_litert, run_relax
 from tflite_models import (
-    keyword_spotting_model, mobilenet_block_model, ssd_detector_model, text_classifier_model,
+    keyword_spotting_model, mobilenet_block_model, resnet_model, ssd_detector_model,
+    text_classifier_model,
 )
 
 from tvm import relax, tir
@@ -72,3 +73,13 @@ def test_ssd_detector_with_postprocess_matches_litert(regular_nms: bool) -> None
     for g, e in zip(got, expected):
         assert g.shape == e.shape
         np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-5)
+
+
+def test_resnet_matches_litert() -> None:
+    data, shape = resnet_model()
+    x = np.random.default_rng(6).standard_normal(shape).astype(np.float32)
+    for reference in (True, False):
+        expected = run_litert(data, [x], reference=reference)
+        got = run_relax(data, [x])
+        np.testing.assert_allclose(got[0], expected[0], rtol=1e-5 if reference else 1e-4,
+                                   atol=1e-6)

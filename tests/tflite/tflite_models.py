@@ -192,3 +192,47 @@ def ssd_detector_model(size: int = 32, width: int = 16, anchors_per_cell: int = 
              "y_scale": 10.0, "x_scale": 10.0, "h_scale": 5.0, "w_scale": 5.0})
     m.output(*outs)
     return m.build(), [1, size, size, 3]
+
+
+def resnet_model(size: int = 32, width: int = 16, stages: int = 2, classes: int = 10,
+                 seed: int = 4) -> tuple[bytes, list[int]]:
+    """A ResNet-style network: a 7x7/2 stem conv (relu) and a 3x3/2 MAX_POOL_2D, then per
+    stage a basic block (3x3 conv relu, 3x3 conv, add the shortcut, relu; the first block
+    of a later stage strides 2 and projects its shortcut with a 1x1/2 conv), a global
+    MEAN, FULLY_CONNECTED and SOFTMAX."""
+    m = ModelBuilder(seed=seed, name="resnet")
+    x = m.input([1, size, size, 3], name="image")
+
+    def conv(inp: int, cin: int, cout: int, k: int, stride: int, act: int) -> int:
+        h = _same(m.tensors[inp]["shape"][1], stride)
+        y = m.tensor([1, h, h, cout])
+        m.op("CONV_2D", [inp, m.weights([cout, k, k, cin], (2.0 / (k * k * cin)) ** 0.5),
+                         m.weights([cout], 0.1)], [y],
+             ("Conv2DOptions", {"Padding": 0, "StrideH": stride, "StrideW": stride,
+                                "FusedActivationFunction": act}))
+        return y
+
+    y = conv(x, 3, width, 7, 2, 1)
+    h = _same(m.tensors[y]["shape"][1], 2)
+    pooled = m.tensor([1, h, h, width])
+    m.op("MAX_POOL_2D", [y], [pooled], ("Pool2DOptions", {
+        "Padding": 0, "StrideH": 2, "StrideW": 2, "FilterHeight": 3, "FilterWidth": 3}))
+    y, cin = pooled, width
+    for s in range(stages):
+        cout, stride = width * 2 ** s, 1 if s == 0 else 2
+        a = conv(y, cin, cout, 3, stride, 1)
+        b = conv(a, cout, cout, 3, 1, 0)
+        short = y if stride == 1 and cin == cout else conv(y, cin, cout, 1, stride, 0)
+        out = m.tensor(m.tensors[b]["shape"])
+        m.op("ADD", [b, short], [out], ("AddOptions", {"FusedActivationFunction": 1}))
+        y, cin = out, cout
+    feat = m.tensor([1, cin])
+    m.op("MEAN", [y, m.const(np.array([1, 2], np.int32))], [feat],
+         ("ReducerOptions", {"KeepDims": False}))
+    logits = m.tensor([1, classes])
+    m.op("FULLY_CONNECTED", [feat, m.weights([classes, cin], 0.3), m.weights([classes])],
+         [logits], ("FullyConnectedOptions", {"FusedActivationFunction": 0}))
+    probs = m.tensor([1, classes], name="probs")
+    m.op("SOFTMAX", [logits], [probs], ("SoftmaxOptions", {"Beta": 1.0}))
+    m.output(probs)
+    return m.build(), [1, size, size, 3]
