@@ -734,6 +734,62 @@ for _lo, _hi, _bits, _narrow in ((-1.0, 1.0, 8, False), (-0.3, 2.7, 4, False),
             x=_rand([4, 16], scale=2.0)))
 
 
+def _nms(builtin: str, max_out: int, threshold: float) -> Any:
+    def build() -> Any:
+        rng = np.random.default_rng(12)
+        n = 30
+        m = ModelBuilder()
+        boxes, scores = m.input([n, 4]), m.input([n])
+        ins = [boxes, scores, m.const(np.array(max_out, np.int32)),
+               m.const(np.array(0.4, np.float32)), m.const(np.array(threshold, np.float32))]
+        outs = [m.tensor([max_out], "int32")]
+        if builtin.endswith("V5"):
+            ins.append(m.const(np.array(0.0, np.float32)))
+            outs.append(m.tensor([max_out]))
+        outs.append(m.tensor([], "int32"))
+        m.op(builtin, ins, outs)
+        m.output(*outs)
+        corner = rng.random((n, 2)).astype(np.float32)
+        size = (rng.random((n, 2)) * 0.4 + 0.05).astype(np.float32)
+        sc = rng.random(n).astype(np.float32)
+        sc[3] = np.float32(threshold)  # a score at the threshold is dropped
+        return m, [np.concatenate([corner, corner + size], 1), sc]
+    return build
+
+
+for _b in ("NON_MAX_SUPPRESSION_V4", "NON_MAX_SUPPRESSION_V5"):
+    case(f"{_b}-full")(_nms(_b, 8, 0.2))
+    case(f"{_b}-padded")(_nms(_b, 12, 0.75))
+
+
+@case("SPARSE_TO_DENSE")
+def _sparse_to_dense() -> Any:
+    m = ModelBuilder()
+    v = m.input([3])
+    y = m.tensor([4, 5])
+    m.op("SPARSE_TO_DENSE", [m.const(np.array([[0, 1], [2, 4], [3, 0]], np.int32)),
+                             m.const(np.array([4, 5], np.int32)), v,
+                             m.const(np.array(-1.0, np.float32))], [y])
+    m.output(y)
+    return m, [_rand([3])]
+
+
+def _reverse_sequence(seq_dim: int, batch_dim: int, shape: list[int], lengths: list[int]) -> Any:
+    def build() -> Any:
+        m = ModelBuilder()
+        x = m.input(shape)
+        y = m.tensor(shape)
+        m.op("REVERSE_SEQUENCE", [x, m.const(np.array(lengths, np.int32))], [y],
+             ("ReverseSequenceOptions", {"SeqDim": seq_dim, "BatchDim": batch_dim}))
+        m.output(y)
+        return m, [_rand(shape)]
+    return build
+
+
+case("REVERSE_SEQUENCE")(_reverse_sequence(1, 0, [3, 5, 2], [5, 2, 0]))
+case("REVERSE_SEQUENCE-batch-after-seq")(_reverse_sequence(0, 2, [4, 3, 2], [3, 1]))
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_operator_matches_litert(name: str) -> None:
     model, inputs = CASES[name]()

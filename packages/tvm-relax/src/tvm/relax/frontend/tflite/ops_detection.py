@@ -123,3 +123,34 @@ def _detection_postprocess(ctx: OpContext) -> Any:
     count = _op.reshape(_op.sum(_op.astype(valid, f32)), [1])
     return [_op.expand_dims(out_boxes, 0), _op.expand_dims(out_classes, 0),
             _op.expand_dims(out_scores, 0), count]
+
+
+@converter("NON_MAX_SUPPRESSION_V4", "NON_MAX_SUPPRESSION_V5", max_version=1)
+def _nms(ctx: OpContext) -> Any:
+    """tf.image.non_max_suppression_padded: boxes [N, 4] (corners), scores [N], then
+    max_output_size, iou_threshold, score_threshold (and soft_nms_sigma, V5) scalars.
+    Outputs: selected indices [max_output_size] padded with 0 (V5: their scores, padded with
+    0), and the number selected."""
+    max_out = ctx.int_list(2, "max_output_size")[0]
+    iou, thr = ctx.const(3), ctx.const(4)
+    if iou is None or thr is None:
+        raise ctx.unsupported("iou_threshold and score_threshold must be constant tensors")
+    if ctx.name == "NON_MAX_SUPPRESSION_V5":
+        sigma = ctx.const(5)
+        if sigma is None or float(sigma.reshape(-1)[0]) != 0.0:
+            raise ctx.unsupported("soft NMS (soft_nms_sigma other than 0)")
+    if max_out <= 0:
+        raise ctx.error(f"max_output_size must be positive, got {max_out}")
+    boxes, scores = ctx.input(0), ctx.input(1)
+    sel = ctx.emit(_op.vision.non_max_suppression(
+        _op.expand_dims(boxes, 0), _op.reshape(scores, [1, 1, -1]), max_out,
+        float(iou.reshape(-1)[0]), float(thr.reshape(-1)[0])))  # kept: scores above it
+    box_idx = _op.astype(_op.squeeze(_op.strided_slice(sel, [1], [2], [3]), [1]), "int32")
+    idx = _padded(ctx, box_idx, max_out, -1, "int32")
+    valid = ctx.emit(_op.greater_equal(idx, ctx.scalar(0, "int32")))
+    safe = ctx.emit(_op.maximum(idx, ctx.scalar(0, "int32")))
+    count = _op.astype(_op.sum(_op.astype(valid, "int32")), "int32")
+    outs = [safe]
+    if ctx.name == "NON_MAX_SUPPRESSION_V5":
+        outs.append(_op.where(valid, _op.take(scores, safe, 0), ctx.scalar(0, "float32")))
+    return outs + [count]

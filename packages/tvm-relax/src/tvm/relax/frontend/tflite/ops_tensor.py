@@ -493,3 +493,42 @@ def _broadcast_args(ctx: OpContext) -> Any:
     a, b = ctx.int_list(0, "s0"), ctx.int_list(1, "s1")
     shape = np.broadcast_shapes(tuple(a), tuple(b))
     return ctx.const_expr(list(shape), ctx.output_dtype())
+
+
+@converter("SPARSE_TO_DENSE", max_version=3, options="SparseToDenseOptions")
+def _sparse_to_dense(ctx: OpContext) -> Any:
+    """A tensor of ``output_shape`` holding ``default_value`` but ``values`` at
+    ``sparse_indices`` (a scalar value fills every index)."""
+    shape = ctx.int_list(1, "output_shape")
+    idx = ctx.input(0)
+    if ctx.ndim(0) < 2:  # [N] for a 1-d output, or a single index
+        idx = _op.reshape(idx, [-1, 1] if len(shape) == 1 else [1, -1])
+    n = ctx.shape(0)[0] if ctx.ndim(0) == 2 or len(shape) == 1 else 1
+    values, dt = ctx.input(2), ctx.dtype(2)
+    if ctx.ndim(2) == 0:
+        values = _op.broadcast_to(values, [n])
+    base = _op.broadcast_to(_op.reshape(ctx.input(3), []), shape)
+    return _op.scatter_nd(base, idx, _op.astype(values, dt), "update")
+
+
+@converter("REVERSE_SEQUENCE", max_version=1, options="ReverseSequenceOptions")
+def _reverse_sequence(ctx: OpContext) -> Any:
+    """Along ``seq_dim``, the first ``seq_lengths[b]`` entries of batch ``b`` (along
+    ``batch_dim``) reversed, the rest kept."""
+    o = ctx.options
+    nd = ctx.ndim(0)
+    seq, batch = _axis(ctx, o.SeqDim(), nd), _axis(ctx, o.BatchDim(), nd)
+    t = ctx.static_dims(0, [seq], "the sequence axis")[0]
+    b = ctx.static_dims(0, [batch], "the batch axis")[0]
+    lengths = _op.astype(ctx.input(1), "int32")
+    pos = ctx.const_expr(np.arange(t, dtype=np.int32).reshape(1, t), "int32")
+    lens = _op.reshape(lengths, [b, 1])
+    src = _op.where(_op.less(pos, lens), _op.subtract(_op.subtract(lens, ctx.scalar(1, "int32")),
+                                                      pos), pos)  # [b, t]
+    # src indexed by (batch, seq): shape it to broadcast against x and gather along seq
+    shape = [1] * nd
+    shape[batch], shape[seq] = b, t
+    if batch > seq:
+        src = _op.permute_dims(src, [1, 0])
+    src = _op.broadcast_to(_op.reshape(src, shape), ctx.shape(0))
+    return _op.gather_elements(ctx.input(0), src, seq)
