@@ -32,6 +32,15 @@ class ModelBuilder:
         self.ops: list[dict[str, Any]] = []
         self.inputs: list[int] = []
         self.outputs: list[int] = []
+        self.children: list[ModelBuilder] = []  # subgraphs 1, 2, ... (IF/WHILE bodies)
+
+    def subgraph(self, name: str) -> "ModelBuilder":
+        """A further subgraph (index ``len(children)`` + 1) sharing this model's buffers,
+        operator codes and generator; give it tensors, operators, inputs and outputs."""
+        sub = ModelBuilder(name=name, legacy_opcodes=self.legacy_opcodes)
+        sub.rng, sub.buffers, sub.opcodes = self.rng, self.buffers, self.opcodes
+        self.children.append(sub)
+        return sub
 
     # -- tensors ---------------------------------------------------------------------------
     def tensor(self, shape: Sequence[int], dtype: str = "float32", name: Optional[str] = None,
@@ -127,6 +136,32 @@ class ModelBuilder:
         b = flatbuffers.Builder(1024)
         buffers = [self._buffer(b, data, None if offsets is None else offsets[k])
                    for k, data in enumerate(self.buffers)]
+        subgraphs = [sg._subgraph(b) for sg in [self, *self.children]]
+        codes = []
+        for code, version, custom in self.opcodes:
+            custom_s = b.CreateString(custom) if custom else None
+            tflite.OperatorCodeStart(b)
+            tflite.OperatorCodeAddDeprecatedBuiltinCode(b, min(code, 127))
+            if not self.legacy_opcodes:
+                tflite.OperatorCodeAddBuiltinCode(b, code)
+            tflite.OperatorCodeAddVersion(b, version)
+            if custom_s is not None:
+                tflite.OperatorCodeAddCustomCode(b, custom_s)
+            codes.append(tflite.OperatorCodeEnd(b))
+        codes_v = _vector(b, tflite.ModelStartOperatorCodesVector, codes, b.PrependUOffsetTRelative)
+        subs_v = _vector(b, tflite.ModelStartSubgraphsVector, subgraphs, b.PrependUOffsetTRelative)
+        bufs_v = _vector(b, tflite.ModelStartBuffersVector, buffers, b.PrependUOffsetTRelative)
+        desc = b.CreateString("tests/tflite/model_builder.py")
+        tflite.ModelStart(b)
+        tflite.ModelAddVersion(b, 3)
+        tflite.ModelAddOperatorCodes(b, codes_v)
+        tflite.ModelAddSubgraphs(b, subs_v)
+        tflite.ModelAddBuffers(b, bufs_v)
+        tflite.ModelAddDescription(b, desc)
+        b.Finish(tflite.ModelEnd(b), file_identifier=b"TFL3")
+        return bytes(b.Output())
+
+    def _subgraph(self, b: flatbuffers.Builder) -> int:
         tensors = [self._tensor(b, t) for t in self.tensors]
         ops = [self._operator(b, o) for o in self.ops]
         name = b.CreateString(self.name)
@@ -140,30 +175,7 @@ class ModelBuilder:
         tflite.SubGraphAddOutputs(b, sub_out)
         tflite.SubGraphAddOperators(b, sub_ops)
         tflite.SubGraphAddName(b, name)
-        subgraph = tflite.SubGraphEnd(b)
-        codes = []
-        for code, version, custom in self.opcodes:
-            custom_s = b.CreateString(custom) if custom else None
-            tflite.OperatorCodeStart(b)
-            tflite.OperatorCodeAddDeprecatedBuiltinCode(b, min(code, 127))
-            if not self.legacy_opcodes:
-                tflite.OperatorCodeAddBuiltinCode(b, code)
-            tflite.OperatorCodeAddVersion(b, version)
-            if custom_s is not None:
-                tflite.OperatorCodeAddCustomCode(b, custom_s)
-            codes.append(tflite.OperatorCodeEnd(b))
-        codes_v = _vector(b, tflite.ModelStartOperatorCodesVector, codes, b.PrependUOffsetTRelative)
-        subs_v = _vector(b, tflite.ModelStartSubgraphsVector, [subgraph], b.PrependUOffsetTRelative)
-        bufs_v = _vector(b, tflite.ModelStartBuffersVector, buffers, b.PrependUOffsetTRelative)
-        desc = b.CreateString("tests/tflite/model_builder.py")
-        tflite.ModelStart(b)
-        tflite.ModelAddVersion(b, 3)
-        tflite.ModelAddOperatorCodes(b, codes_v)
-        tflite.ModelAddSubgraphs(b, subs_v)
-        tflite.ModelAddBuffers(b, bufs_v)
-        tflite.ModelAddDescription(b, desc)
-        b.Finish(tflite.ModelEnd(b), file_identifier=b"TFL3")
-        return bytes(b.Output())
+        return tflite.SubGraphEnd(b)
 
     def _buffer(self, b: flatbuffers.Builder, data: bytes, offset: Optional[int] = None) -> int:
         if offset is not None and data:

@@ -1,8 +1,11 @@
 """from_tflite's model handling: input forms, tensors and buffers, operator codes and
-versions, shape/dtype overrides, spans, QUANTIZE/DEQUANTIZE, and its errors (unsupported
-builtin, custom op, version, quantized tensors, bad files)."""
+versions, shape/dtype overrides, spans, QUANTIZE/DEQUANTIZE, dynamic-range weights, the
+detection post-processing custom op, IF subgraphs, and its errors (unsupported builtin,
+custom op, version, options, quantized tensors, bad, truncated and corrupted files)."""
 
 from __future__ import annotations
+
+from typing import Optional
 
 import numpy as np
 import pytest
@@ -359,3 +362,51 @@ def test_detection_postprocess_refuses_several_classes_per_box() -> None:
     with pytest.raises(OpNotImplemented, match=r"custom TFLite_Detection_PostProcess \(operator "
                                                r"0.*max_classes_per_detection"):
         from_tflite(data)
+
+
+def _if_model(const_cond: Optional[bool] = None) -> bytes:
+    """main: y, z = IF(cond, x, w) with then: (x + w, relu(x)) and else: (x * w, -x)."""
+    m = ModelBuilder()
+    cond = m.const(np.array([const_cond])) if const_cond is not None else m.input([1], "bool")
+    x, w = m.input([2, 3]), m.input([2, 3])
+    y, z = m.tensor([2, 3]), m.tensor([2, 3])
+    for name, (binop, table, unop) in (("then", ("ADD", "AddOptions", "RELU")),
+                                       ("else", ("MUL", "MulOptions", "NEG"))):
+        sub = m.subgraph(name)
+        a, b = sub.input([2, 3]), sub.input([2, 3])
+        s, u = sub.tensor([2, 3]), sub.tensor([2, 3])
+        sub.op(binop, [a, b], [s], (table, {"FusedActivationFunction": 0}))
+        sub.op(unop, [a], [u])
+        sub.output(s, u)
+    m.op("IF", [cond, x, w], [y, z], ("IfOptions", {"ThenSubgraphIndex": 1,
+                                                    "ElseSubgraphIndex": 2}))
+    m.output(y, z)
+    return m.build()
+
+
+def test_if_with_runtime_condition_matches_litert() -> None:
+    data = _if_model()
+    mod = from_tflite(data)
+    assert relax.analysis.well_formed(mod)
+    rng = np.random.default_rng(8)
+    x, w = rng.standard_normal((2, 3)).astype(np.float32), rng.standard_normal((2, 3)).astype(
+        np.float32)
+    for c in (True, False):
+        inputs = [np.array([c]), x, w]
+        expected, got = run_litert(data, inputs), run_relax(data, inputs)
+        for g, e in zip(got, expected):
+            np.testing.assert_allclose(g, e, rtol=1e-6)
+
+
+@pytest.mark.parametrize("cond", [True, False])
+def test_if_with_constant_condition_inlines_one_branch(cond: bool) -> None:
+    data = _if_model(cond)
+    mod = from_tflite(data)
+    ops = {b.value.op.name for blk in mod["main"].body.blocks for b in blk.bindings
+           if isinstance(b.value, relax.Call)}
+    assert ("relax.add" in ops) == cond and ("relax.multiply" in ops) != cond
+    rng = np.random.default_rng(9)
+    x, w = rng.standard_normal((2, 3)).astype(np.float32), rng.standard_normal((2, 3)).astype(
+        np.float32)
+    for g, e in zip(run_relax(data, [x, w]), run_litert(data, [x, w])):
+        np.testing.assert_allclose(g, e, rtol=1e-6)

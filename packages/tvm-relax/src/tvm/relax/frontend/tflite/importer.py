@@ -22,6 +22,7 @@ from ...block_builder import BlockBuilder
 from ...expr import Constant, Expr, TupleGetItem, Var
 from ...struct_info import TensorStructInfo, TupleStructInfo
 from .. import sanitize_name
+from ..dataflow_split import split_dataflow_at_if
 from .common import (
     CONVERTERS, CUSTOM_CONVERTERS, OpContext, OpNotImplemented, TFLiteImportError,
     default_options, dequantize_array, tflite_dtype,
@@ -53,7 +54,7 @@ def _require_tflite() -> Any:
 
 
 def _load_converters() -> None:
-    from . import ops_detection, ops_math, ops_nn, ops_rnn, ops_tensor  # noqa: F401
+    from . import ops_control, ops_detection, ops_math, ops_nn, ops_rnn, ops_tensor  # noqa: F401
 
 
 def supported_ops() -> list[str]:
@@ -79,6 +80,7 @@ class TFLiteImporter:
         # with the model's own input shapes and dtypes, every tensor's must hold as declared
         self._check_shapes = not self.shape_dict
         self._check_dtypes = not self.dtype_dict
+        self._active: list[int] = []  # subgraphs being converted (IF branches nest)
 
     # -- tensors ---------------------------------------------------------------------------
     def tensor(self, index: int) -> TensorInfo:
@@ -164,6 +166,7 @@ class TFLiteImporter:
             var = Var(sanitize_name(t.name, "input"), self._input_sinfo(k))
             self.values[k] = var
             params.append(var)
+        self._active = [index]
         with self.bb.function("main", params):
             with self.bb.dataflow():
                 for i, op in enumerate(sg.operators):
@@ -174,7 +177,34 @@ class TFLiteImporter:
                     outputs.append(self.bb.emit_output(value, sanitize_name(
                         self.tensor(k).name, "out")))
             self.bb.emit_func_output(outputs[0] if len(outputs) == 1 else outputs)
-        return self.bb.get()
+        # a Relax If (from a TFLite IF with a run-time condition) must not sit in a
+        # dataflow block: cut the blocks around it
+        return split_dataflow_at_if(self.bb.get())
+
+    def run_subgraph(self, index: int, inputs: list[Expr], where: str) -> list[Expr]:
+        """Convert subgraph ``index`` inline, its inputs bound to ``inputs``; returns its
+        outputs (how IF inlines its branches)."""
+        if not 0 <= index < len(self.model.subgraphs):
+            raise TFLiteImportError(f"{where}: subgraph {index} does not exist (the model has "
+                                    f"{len(self.model.subgraphs)})")
+        if index in self._active:
+            raise OpNotImplemented(f"{where}: subgraph {index} calls itself (recursion)")
+        sg = self.model.subgraphs[index]
+        if len(inputs) != len(sg.inputs):
+            raise TFLiteImportError(f"{where}: subgraph {index} takes {len(sg.inputs)} inputs, "
+                                    f"given {len(inputs)}")
+        saved = (self.subgraph, self.subgraph_desc, self.values)
+        self.subgraph = sg
+        self.subgraph_desc = f"{index}" + (f" {sg.name!r}" if sg.name else "")
+        self.values = dict(zip(sg.inputs, inputs))
+        self._active.append(index)
+        try:
+            for i, op in enumerate(sg.operators):
+                self._convert(i, op)
+            return [self._value(k, f"subgraph {self.subgraph_desc} output") for k in sg.outputs]
+        finally:
+            self._active.pop()
+            self.subgraph, self.subgraph_desc, self.values = saved
 
     def _value(self, k: int, what: str) -> Expr:
         if k not in self.values:
