@@ -410,3 +410,27 @@ def test_if_with_constant_condition_inlines_one_branch(cond: bool) -> None:
         np.float32)
     for g, e in zip(run_relax(data, [x, w]), run_litert(data, [x, w])):
         np.testing.assert_allclose(g, e, rtol=1e-6)
+
+
+def test_reshape_to_a_shape_computed_at_run_time() -> None:
+    """SHAPE -> STRIDED_SLICE (batch) -> PACK [batch, -1] -> RESHAPE, as converters write a
+    flatten for a dynamic batch: the output's shape_signature gives the shape."""
+    m = ModelBuilder()
+    x = m.input([1, 2, 3, 4], signature=[-1, 2, 3, 4])
+    shape = m.tensor([4], "int32")
+    m.op("SHAPE", [x], [shape], ("ShapeOptions", {"OutType": 2}))
+    batch = m.tensor([], "int32")
+    m.op("STRIDED_SLICE", [shape, m.const(np.array([0], np.int32)),
+                           m.const(np.array([1], np.int32)), m.const(np.array([1], np.int32))],
+         [batch], ("StridedSliceOptions", {"ShrinkAxisMask": 1}), version=4)
+    target = m.tensor([2], "int32")
+    m.op("PACK", [batch, m.const(np.array(-1, np.int32))], [target],
+         ("PackOptions", {"ValuesCount": 2, "Axis": 0}))
+    y = m.tensor([1, 24], signature=[-1, 24])
+    m.op("RESHAPE", [x, target], [y])
+    m.output(y)
+    data = m.build()
+    x0 = np.random.default_rng(0).standard_normal((3, 2, 3, 4)).astype(np.float32)
+    np.testing.assert_array_equal(run_relax(data, [x0])[0], run_litert(data, [x0])[0])
+    ret = from_tflite(data, shape_dict={"input0": [5, 2, 3, 4]})["main"].ret_struct_info
+    assert [int(d.value) for d in ret.shape_values] == [5, 24]

@@ -78,7 +78,7 @@ class TFLiteImporter:
         self.subgraph_desc = "0"
         self._source = SourceName("tflite")
         # with the model's own input shapes and dtypes, every tensor's must hold as declared
-        self._check_shapes = not self.shape_dict
+        self._check_shapes = self.shapes_as_declared = not self.shape_dict
         self._check_dtypes = not self.dtype_dict
         self._active: list[int] = []  # subgraphs being converted (IF branches nest)
 

@@ -116,11 +116,15 @@ def _reshape(ctx: OpContext) -> Any:
     if ctx.has(1):
         if ctx.const(1) is not None:
             shape = ctx.int_list(1, "shape")
-        elif ctx.ndim(1) == 1:
-            out = ctx.output_shape()
-            sig = ctx.importer.tensor(ctx.output_ids[0]).shape_signature
-            if out and (sig is None or all(d >= 0 for d in sig)):
-                shape = out
+        else:
+            # a shape computed at run time (SHAPE -> STRIDED_SLICE -> PACK, as converters
+            # write for a dynamic batch): the output's declared shape, with at most one -1
+            # from its shape_signature, says the same
+            t = ctx.importer.tensor(ctx.output_ids[0])
+            sig = t.shape_signature if t.shape_signature is not None else t.shape
+            if len(sig) == len(t.shape) and sum(d < 0 for d in sig) <= 1 and (
+                    any(d < 0 for d in sig) or ctx.importer.shapes_as_declared):
+                shape = [-1 if d < 0 else d for d in sig]
     if shape is None:
         opts = ctx.options
         if opts.NewShapeLength() or not ctx.has(1):
