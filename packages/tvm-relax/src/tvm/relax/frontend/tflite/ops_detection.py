@@ -109,8 +109,7 @@ def _detection_postprocess(ctx: OpContext) -> Any:
             picked = _padded(ctx, picked, max_det, -1, "int32")
         idx = picked
         flat_scores = all_scores
-        flat_labels = _op.astype(ctx.const_expr(np.tile(np.arange(num_classes), n), "int64"),
-                                 "int64")
+        flat_labels = ctx.const_expr(np.tile(np.arange(num_classes), n), "int64")
         gather_box = _op.floor_divide(idx, ctx.scalar(num_classes, "int32"))
     valid = ctx.emit(_op.greater_equal(idx, ctx.scalar(0, "int32")))
     safe = ctx.emit(_op.maximum(idx, ctx.scalar(0, "int32")))
