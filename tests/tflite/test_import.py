@@ -108,6 +108,9 @@ def test_shape_dict_and_dtype_dict_override() -> None:
     assert isinstance(sinfo.shape_values[0], tir.Var) and sinfo.shape_values[0].name == "n"
     with pytest.raises(TFLiteImportError, match="not a shape"):
         from_tflite(data, shape_dict={"input0": 3})
+    with pytest.raises(TFLiteImportError, match=r"shape_dict names \['image'\], which are not "
+                                                r"inputs .*\['input0'\]"):
+        from_tflite(data, shape_dict={"image": [1, 3]})
 
 
 def test_bindings_carry_spans_named_after_output_tensors() -> None:

@@ -74,7 +74,7 @@ class TFLiteImporter:
         self.bb = BlockBuilder()
         self.values: dict[int, Expr] = {}
         self.sym_vars: dict[str, tir.Var] = {}
-        self.subgraph: SubgraphInfo = model.subgraphs[0]
+        self.subgraph: Optional[SubgraphInfo] = model.subgraphs[0] if model.subgraphs else None
         self.subgraph_desc = "0"
         self._source = SourceName("tflite")
         # with the model's own input shapes and dtypes, every tensor's must hold as declared
@@ -158,6 +158,12 @@ class TFLiteImporter:
             if not 0 <= k < len(sg.tensors):
                 raise TFLiteImportError(f"subgraph {self.subgraph_desc}: tensor index {k} is "
                                         f"out of range ({len(sg.tensors)} tensors)")
+        names = [self.tensor(k).name for k in sg.inputs]
+        for what, given in (("shape_dict", self.shape_dict), ("dtype_dict", self.dtype_dict)):
+            unknown = sorted(set(given) - set(names)) if isinstance(given, dict) else []
+            if unknown:
+                raise TFLiteImportError(f"{what} names {unknown}, which are not inputs of "
+                                        f"subgraph {self.subgraph_desc} (inputs: {names})")
         params = []
         for k in sg.inputs:
             t = self.tensor(k)
