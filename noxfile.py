@@ -99,6 +99,8 @@ def _all_dists_install(session: nox.Session) -> None:
 #: dependencies (test tools, the ONNX reference runtime, the xdist runner, tvm-target-cuda's
 #: ``nvrtc`` extra, tvm-meta-schedule's ``xgboost`` and ``ray`` extras)
 TEST_TOOLS = ["pytest", "hypothesis", "pytest-xdist", "onnx>=1.14", "onnxruntime",
+              # the TFLite frontend's bindings and its reference interpreter (LiteRT)
+              "tflite==2.18.0", "ai-edge-litert==2.3.0",
               "nvidia-cuda-nvrtc",  # NVRTC compiles CUDA to PTX without a GPU
               # tvm-meta-schedule's extras: the XGBoost cost model, Ray builders/runners
               "xgboost-cpu==3.2.0", "ray==2.60.0",

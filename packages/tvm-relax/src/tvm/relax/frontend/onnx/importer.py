@@ -10,7 +10,6 @@ name): the layer names that kernels and profiles report.
 
 from __future__ import annotations
 
-import re
 from typing import Any, Optional, Union
 
 import numpy as np
@@ -22,6 +21,7 @@ from tvm.tir.expr import IntImm, PrimExpr
 
 from ...expr import Constant, Expr, ShapeExpr, Tuple, TupleGetItem, Var
 from ...struct_info import ShapeStructInfo, TensorStructInfo, TupleStructInfo
+from .. import sanitize_name as _sanitize
 from ..dataflow_split import split_dataflow_at_if
 from .common import (
     CONVERTERS,
@@ -107,15 +107,6 @@ def _check_strings(message: Any, path: str = "model") -> None:
 def _is_repeated(field: Any) -> bool:
     repeated = getattr(field, "is_repeated", None)  # protobuf >= 5.x; older: the label
     return field.label == field.LABEL_REPEATED if repeated is None else bool(repeated)
-
-
-def _sanitize(name: str, default: str = "v") -> str:
-    text = re.sub(r"[^0-9A-Za-z_]", "_", name or "")
-    if not text:
-        return default
-    if text[0].isdigit():
-        text = "_" + text
-    return text
 
 
 class GraphImporter:

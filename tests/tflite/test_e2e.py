@@ -1,0 +1,85 @@
+"""A MobileNet-like model end to end: from_tflite -> relax.build(llvm) -> VirtualMachine,
+against LiteRT (its reference kernels, and its default XNNPACK path)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from model_builder import run_litert, run_relax
+from tflite_models import (
+    keyword_spotting_model, mobilenet_block_model, resnet_model, ssd_detector_model,
+    text_classifier_model,
+)
+
+from tvm import relax, tir
+from tvm.relax.frontend.tflite import from_tflite
+
+
+@pytest.mark.parametrize("reference", [True, False], ids=["builtin", "xnnpack"])
+def test_mobilenet_block_matches_litert(reference: bool) -> None:
+    data, shape = mobilenet_block_model(size=32, width=16, blocks=2)
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    expected = run_litert(data, [x], reference=reference)
+    got = run_relax(data, [x])
+    assert got[0].shape == (1, 10)
+    np.testing.assert_allclose(got[0], expected[0], rtol=1e-5 if reference else 1e-4,
+                               atol=1e-6)
+    np.testing.assert_allclose(got[0].sum(), 1.0, rtol=1e-5)
+
+
+def test_mobilenet_block_with_symbolic_batch_runs_any_batch() -> None:
+    data, shape = mobilenet_block_model(size=16, width=8, blocks=1, batch=None)
+    mod = from_tflite(data)
+    (param,) = mod["main"].params
+    batch = param.struct_info.shape_values[0]
+    assert isinstance(batch, tir.Var) and batch.name == "batch"
+    import tvm.runtime
+
+    vm = relax.VirtualMachine(relax.build(mod, target="llvm"), tvm.runtime.cpu())
+    for n in (1, 3):
+        x = np.random.default_rng(n).standard_normal([n] + shape[1:]).astype(np.float32)
+        got = vm["main"](x).numpy()
+        expected = run_litert(data, [x])[0]
+        assert got.shape == (n, 10)
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_text_classifier_matches_litert() -> None:
+    """Embedding (GATHER) -> LSTM -> last step -> FULLY_CONNECTED -> SOFTMAX."""
+    data, shape = text_classifier_model()
+    ids = np.random.default_rng(3).integers(0, 200, size=shape).astype(np.int32)
+    expected = run_litert(data, [ids])
+    got = run_relax(data, [ids])
+    np.testing.assert_allclose(got[0], expected[0], rtol=1e-5, atol=1e-6)
+
+
+def test_keyword_spotting_cnn_matches_litert() -> None:
+    data, shape = keyword_spotting_model()
+    x = np.random.default_rng(4).standard_normal(shape).astype(np.float32)
+    for reference in (True, False):
+        expected = run_litert(data, [x], reference=reference)
+        got = run_relax(data, [x])
+        np.testing.assert_allclose(got[0], expected[0], rtol=1e-5 if reference else 1e-4,
+                                   atol=1e-6)
+
+
+@pytest.mark.parametrize("regular_nms", [False, True], ids=["fast-nms", "regular-nms"])
+def test_ssd_detector_with_postprocess_matches_litert(regular_nms: bool) -> None:
+    data, shape = ssd_detector_model(regular_nms=regular_nms)
+    x = np.random.default_rng(5).standard_normal(shape).astype(np.float32)
+    expected = run_litert(data, [x])
+    got = run_relax(data, [x])
+    assert 0 < expected[3][0] <= 10
+    for g, e in zip(got, expected):
+        assert g.shape == e.shape
+        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-5)
+
+
+def test_resnet_matches_litert() -> None:
+    data, shape = resnet_model()
+    x = np.random.default_rng(6).standard_normal(shape).astype(np.float32)
+    for reference in (True, False):
+        expected = run_litert(data, [x], reference=reference)
+        got = run_relax(data, [x])
+        np.testing.assert_allclose(got[0], expected[0], rtol=1e-5 if reference else 1e-4,
+                                   atol=1e-6)
