@@ -32,9 +32,10 @@ from tvm.tir.buffer import Buffer
 from tvm.tir.codegen import CodegenError, DType, dtype_of
 from tvm.tir.codegen.c_like_stmt import unparen
 from tvm.tir.codegen.gpu import ERROR_RECORD_PARAM, DeviceCode, GPUPrinter, generate_device_code
-from tvm.tir.expr import IntImm, Var
+from tvm.tir.expr import Cast, IntImm, IterVar, Var
 from tvm.tir.function import PrimFunc
-from tvm.tir.stmt import Allocate, BufferStore
+from tvm.tir.stmt import Allocate, AttrStmt, BufferStore, For, ForKind
+from tvm.tir.stmt_functor import pre_order_visit
 from tvm.tir.transform.split_host_device import is_device_kernel
 
 from .layout import PUSH_CONSTANT_TYPES, LayoutError, kernel_layout
@@ -69,6 +70,34 @@ _TYPE_NEEDS = {
 }
 
 
+def _as_int32(e: Any) -> Any:
+    """``e`` (a scalar int64) as an equal int32 expression when it is an int32 value widened
+    or a constant in int32's range; else None."""
+    if str(e.dtype) != "int64":
+        return None
+    if isinstance(e, IntImm):
+        return IntImm("int32", e.value) if -(2 ** 31) <= e.value < 2 ** 31 else None
+    if isinstance(e, Cast) and str(e.value.dtype) == "int32":
+        return e.value
+    return None
+
+
+def _thread_vars(func: PrimFunc) -> set:
+    """The variables of ``func`` bound to thread indices."""
+    found: set = set()
+
+    def visit(node: Any) -> bool:
+        if isinstance(node, AttrStmt) and node.attr_key == "thread_extent" and \
+                isinstance(node.node, IterVar):
+            found.add(node.node.var)
+        elif isinstance(node, For) and node.kind == ForKind.THREAD_BINDING:
+            found.add(node.loop_var)
+        return True
+
+    pre_order_visit(func.body, visit)
+    return found
+
+
 def _is_global(buffer: Buffer) -> bool:
     return buffer.scope in ("global", "")
 
@@ -101,6 +130,7 @@ class VulkanPrinter(GPUPrinter):
         self._kernel_params: list[tuple[Var, str]] = []
         self._subgroup: set[str] = set()
         self._module_types: set[str] = set()
+        self._thread_vars: set[Var] = set()
 
     # ------------------------------------------------------------------ types & literals
     def c_cast(self, ctype: str, value: str) -> str:
@@ -245,6 +275,22 @@ class VulkanPrinter(GPUPrinter):
             return f"!isnan({arg}) && !isinf({arg})"
         return f"{name}({arg})"
 
+    def _p_cast(self, e: Any, lane: Any) -> str:
+        # a thread index (never negative) widens to int64 through uint: exact, and llvmpipe
+        # (lavapipe, LLVM 15) miscompiles divergent compares of a sign-extended thread index
+        if (isinstance(e.value, Var) and e.value in self._thread_vars
+                and str(e.value.dtype) == "int32" and str(e.dtype) == "int64"):
+            return f"int64_t(uint({self.var_name(e.value)}))"
+        return super()._p_cast(e, lane)
+
+    def _cmp(self, e: Any, lane: Any, op: str) -> str:
+        # int64 comparisons of 32-bit values (int32 widened, small constants) compare in
+        # int32 (exact and shorter)
+        a, b = _as_int32(e.a), _as_int32(e.b)
+        if a is not None and b is not None:
+            return self.compare(op, self.sub(a, lane), self.sub(b, lane), dtype_of("int32"))
+        return super()._cmp(e, lane, op)
+
     # ------------------------------------------------------------------ threads & sync
     def thread_index(self, tag: str) -> str:
         try:
@@ -363,6 +409,7 @@ class VulkanPrinter(GPUPrinter):
             raise CodegenError("vulkan codegen: only device kernels (after SplitHostDevice) "
                                "are printed as shaders")
         self._kernel_decls, self._kernel_params = [], []
+        self._thread_vars = _thread_vars(func)
         outer, self._printed_types = self._printed_types, set()
         try:
             out = super().add_function(func, name)
