@@ -453,6 +453,8 @@ class VulkanPrinter(GPUPrinter):
                                        "is memory used with several element types; GLSL "
                                        "storage buffers have one")
                 t = "uint8_t" if elem.is_bool else self.type_name(elem)
+                if elem.is_bool:
+                    self._printed_types.add("uint8")
                 lines.append(f"layout(std430, set = 0, binding = {layout.bindings[k]}) buffer "
                              f"tvm_buffer_{layout.bindings[k]} {{ {t} {cname}[]; }};")
             else:
@@ -497,8 +499,11 @@ def generate_device_code_vulkan(mod: Any, target: Any = "vulkan") -> tuple[Devic
     whose :meth:`VulkanPrinter.kernel_source` gives each kernel's shader."""
     printer = VulkanPrinter(str(target))
     code = generate_device_code(mod, printer, target)
+    warp = getattr(target, "thread_warp_size", None) if not isinstance(target, str) else None
     for k in code.kernels:
         k["features"] = printer.kernel_features.get(k["name"], [])
+        if "subgroup_shuffle" in k["features"]:
+            k["subgroup_size"] = int(warp or 1)  # the lane arithmetic assumes this width
     return code, printer
 
 

@@ -554,6 +554,17 @@ class VulkanModule(DeviceModule):
                                   f"{', '.join(missing)}, which {ctx.name} does not have "
                                   "(e.g. float16 needs shaderFloat16); compute in float32")
             vk = _vk()
+            width = self.kernels[name].get("subgroup_size")
+            if width is not None:
+                ops = vk.VK_SUBGROUP_FEATURE_SHUFFLE_BIT | vk.VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT
+                if ctx.subgroup_ops & ops != ops or ctx.subgroup_size != width:
+                    raise KernelError(f"vulkan: kernel {name} reduces with subgroup shuffles "
+                                      f"over {width} lanes, but {ctx.name} has subgroups of "
+                                      f"{ctx.subgroup_size} lanes"
+                                      + ("" if ctx.subgroup_ops & ops == ops else
+                                         " without shuffles")
+                                      + f"; build with -thread_warp_size={ctx.subgroup_size} "
+                                      "(or 1: a shared-memory tree)")
             code = self._spirv[name]
             shader = vk.vkCreateShaderModule(ctx.device, vk.VkShaderModuleCreateInfo(
                 codeSize=len(code), pCode=code), None)

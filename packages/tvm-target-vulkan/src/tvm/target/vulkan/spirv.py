@@ -36,7 +36,7 @@ def _quote_lines(log: str, source: str) -> str:
     out = []
     for line in log.splitlines():
         line = line.strip()
-        if not line or line.startswith(("compilation terminated", "ERROR: Linking", "tmp")):
+        if not line or line.endswith(".comp") or line.startswith("SPIR-V is not generated"):
             continue
         out.append(line)
         m = re.match(r"(?:ERROR|WARNING): (?:[^:]*):(\d+):", line)

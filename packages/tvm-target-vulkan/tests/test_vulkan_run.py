@@ -1,0 +1,222 @@
+"""The vulkan target on a real Vulkan device (lavapipe in CI): numbers against numpy,
+argument checks, device-side checks, the device API and exported modules."""
+
+import numpy as np
+import pytest
+from conftest import requires_vulkan
+from tvm import tir
+from tvm.ir import Target
+from vk_kernels import checked_gather, compare, elementwise, matmul, row_reduce, scale
+
+pytestmark = requires_vulkan
+
+RNG = np.random.default_rng(0)
+
+
+@pytest.fixture(scope="module")
+def dev():
+    import tvm.runtime as rt
+
+    return rt.vulkan(0)
+
+
+def _tensors(dev, *arrays):
+    import tvm.runtime as rt
+
+    return [rt.tensor(a, device=dev) for a in arrays]
+
+
+def _empty(dev, shape, dtype="float32"):
+    import tvm.runtime as rt
+
+    return rt.empty(shape, dtype, dev)
+
+
+# --------------------------------------------------------------------------- numbers
+
+
+def test_elementwise_with_a_symbolic_size(dev):
+    mod = tir.build(elementwise(), target="vulkan")
+    for rows in (3, 33):
+        a, b = RNG.random((rows, 64), dtype=np.float32), RNG.random((rows, 64), dtype=np.float32)
+        c = _empty(dev, (rows, 64))
+        mod["ew"](*_tensors(dev, a, b), c)
+        np.testing.assert_allclose(c.numpy(), np.exp(a) * 0.5 + b, rtol=1e-5)
+
+
+def test_float_scalar_push_constant(dev):
+    mod = tir.build(scale(), target="vulkan")
+    a = RNG.random(256, dtype=np.float32)
+    b = _empty(dev, (256,))
+    mod["scale"](*_tensors(dev, a), b, 2.5)
+    np.testing.assert_allclose(b.numpy(), a * 2.5, rtol=1e-6)
+
+
+@pytest.mark.parametrize("m, n, k", [(64, 64, 32), (70, 50, 20)])
+def test_matmul_with_shared_memory_tiles(dev, m, n, k):
+    mod = tir.build(matmul(m, n, k), target="vulkan")
+    assert "shared float A_shared" in mod.get_source()
+    a, b = RNG.random((m, k), dtype=np.float32), RNG.random((k, n), dtype=np.float32)
+    c = _empty(dev, (m, n))
+    mod["matmul"](*_tensors(dev, a, b), c)
+    np.testing.assert_allclose(c.numpy(), a @ b, rtol=1e-4)
+
+
+@pytest.mark.parametrize("kind", ["sum", "max"])
+def test_reduction_across_threads(dev, kind):
+    mod = tir.build(row_reduce(5, 1000, kind), target="vulkan")
+    a = RNG.standard_normal((5, 1000)).astype("float32")
+    b = _empty(dev, (5,))
+    mod[f"row_{kind}"](*_tensors(dev, a), b)
+    ref = a.sum(1) if kind == "sum" else a.max(1)
+    np.testing.assert_allclose(b.numpy(), ref, rtol=1e-4, atol=1e-4)
+
+
+def test_reduction_with_subgroup_shuffles(dev):
+    width = dev.api.attributes(dev)["subgroup_size"]
+    if not dev.api.attributes(dev)["subgroup_shuffle"] or width < 2:
+        pytest.skip("the device has no subgroup shuffles")
+    target = Target(f"vulkan -thread_warp_size={width} -max_num_threads={width * width}")
+    mod = tir.build(row_reduce(5, 1000), target=target)
+    assert "subgroupShuffleDown" in mod.get_source()
+    a = RNG.standard_normal((5, 1000)).astype("float32")
+    b = _empty(dev, (5,))
+    mod["row_sum"](*_tensors(dev, a), b)
+    np.testing.assert_allclose(b.numpy(), a.sum(1), rtol=1e-4, atol=1e-4)
+    from tvm.runtime import KernelError
+
+    wrong = tir.build(row_reduce(5, 1000), target=Target(
+        f"vulkan -thread_warp_size={width * 2} -max_num_threads={width * 2}"))
+    if "subgroupShuffleDown" in wrong.get_source():
+        with pytest.raises(KernelError, match=f"subgroups of {width} lanes"):
+            wrong["row_sum"](*_tensors(dev, a), b)
+
+
+def test_float16_where_the_device_has_it(dev):
+    from tvm.runtime import KernelError
+
+    mod = tir.build(elementwise(n=8, dtype="float16"), target="vulkan")
+    a = RNG.random((8, 64)).astype("float16")
+    b = RNG.random((8, 64)).astype("float16")
+    c = _empty(dev, (8, 64), "float16")
+    if "shaderFloat16" not in dev.api.attributes(dev)["features"]:
+        with pytest.raises(KernelError, match="shaderFloat16"):
+            mod["ew"](*_tensors(dev, a, b), c)
+        return
+    mod["ew"](*_tensors(dev, a, b), c)
+    ref = np.exp(a.astype("float32")) * 0.5 + b.astype("float32")
+    np.testing.assert_allclose(c.numpy().astype("float32"), ref, rtol=2e-3, atol=2e-3)
+
+
+def test_bool_results_are_bytes(dev):
+    mod = tir.build(compare(), target="vulkan")
+    a, b = RNG.random(100, dtype=np.float32), RNG.random(100, dtype=np.float32)
+    c = _empty(dev, (100,), "bool")
+    mod["less"](*_tensors(dev, a, b), c)
+    np.testing.assert_array_equal(c.numpy(), a < b)
+
+
+def test_a_missing_device_feature_is_a_clear_error(dev, monkeypatch):
+    from tvm.runtime import KernelError
+    from tvm.target.vulkan.runtime import device_api
+
+    mod = tir.build(checked_gather(), target="vulkan")  # needs shaderInt64
+    ctx = device_api().context(dev)
+    monkeypatch.setattr(ctx, "features", ctx.features - {"shaderInt64"})
+    a, i = RNG.random(16, dtype=np.float32), np.arange(8, dtype="int64")
+    with pytest.raises(KernelError, match="needs the device features shaderInt64"):
+        mod["gather"](*_tensors(dev, a, i), _empty(dev, (8,)))
+
+
+# --------------------------------------------------------------------------- checks
+
+
+def test_an_index_out_of_range_raises_the_checks_message(dev):
+    from tvm.runtime import KernelError
+
+    mod = tir.build(checked_gather(), target="vulkan")
+    a = RNG.random(16, dtype=np.float32)
+    b = _empty(dev, (8,))
+    with pytest.raises(KernelError, match="g: index 99 is out of range of 16"):
+        mod["gather"](*_tensors(dev, a, np.array([0, 1, 2, 99, 3, 4, 5, 6], "int64")), b)
+    good = np.array([15, 0, 3, 3, 1, 2, 7, 9], "int64")
+    mod["gather"](*_tensors(dev, a, good), b)  # the record was cleared
+    np.testing.assert_array_equal(b.numpy(), a[good])
+
+
+def test_arguments_are_checked_before_launch(dev):
+    from tvm.runtime import KernelError
+
+    mod = tir.build(elementwise(n=16), target="vulkan")
+    a = RNG.random((16, 64), dtype=np.float32)
+    with pytest.raises(TypeError, match="expects a tvm.runtime.Tensor on the vulkan device"):
+        mod["ew"](a, a, a)
+    with pytest.raises(KernelError, match="shape"):
+        mod["ew"](*_tensors(dev, a, a), _empty(dev, (15, 64)))
+
+
+# --------------------------------------------------------------------------- device API
+
+
+def test_device_api_memory_and_copies(dev):
+    from tvm.runtime import KernelError
+
+    api = dev.api
+    attrs = api.attributes(dev)
+    assert attrs["name"] and attrs["max_work_group_invocations"] >= 128
+    assert api.exists(dev)
+    h1, h2 = api.alloc(dev, 1024, 64), api.alloc(dev, 1024, 64)
+    data = np.arange(256, dtype="int32")
+    api.copy_from_host(dev, h1, 0, data)
+    api.copy_device_to_device(dev, h1, 16, dev, h2, 0, 512)
+    out = np.zeros(128, "int32")
+    api.copy_to_host(dev, h2, 0, out)
+    np.testing.assert_array_equal(out, data[4:132])
+    with pytest.raises(ValueError, match="outside the buffer"):
+        api.copy_to_host(dev, h2, 1000, out)
+    api.free(dev, h1)
+    api.free(dev, h2)
+    with pytest.raises(ValueError, match="was not allocated"):
+        api.free(dev, h1)
+    with pytest.raises(KernelError, match="not Vulkan memory"):
+        api.buffer(h1)
+
+
+def test_devices_list_gpus_before_cpu_implementations(dev):
+    from tvm.target.vulkan.runtime import device_api
+
+    kinds = [c.device_type == 4 for c in device_api().contexts()]  # VK_PHYSICAL_DEVICE_TYPE_CPU
+    assert kinds == sorted(kinds)
+
+
+def test_a_device_that_does_not_exist(dev):
+    import tvm.runtime as rt
+    from tvm.runtime.error import DeviceUnavailableError
+
+    with pytest.raises(DeviceUnavailableError, match="does not exist"):
+        rt.empty((4,), "float32", rt.vulkan(99))
+
+
+# --------------------------------------------------------------------------- files
+
+
+def test_exported_module_loads_and_runs(dev, tmp_path):
+    import tvm.runtime as rt
+    from tvm.runtime.error import ModuleLoadError
+
+    mod = tir.build(elementwise(n=4), target="vulkan")
+    path = tmp_path / "ew.vkmod"
+    mod.export_library(path)
+    loaded = rt.load_module(str(path))
+    assert type(loaded).__name__ == "VulkanModule"
+    a, b = RNG.random((4, 64), dtype=np.float32), RNG.random((4, 64), dtype=np.float32)
+    c = _empty(dev, (4, 64))
+    loaded["ew"](*_tensors(dev, a, b), c)
+    np.testing.assert_allclose(c.numpy(), np.exp(a) * 0.5 + b, rtol=1e-5)
+    with pytest.raises(ValueError, match=r"\.vkmod"):
+        mod.export_library(tmp_path / "ew.bin")
+    from tvm.target.vulkan.runtime import VulkanModule
+
+    payload = dict(mod.payload, kernels=[dict(mod.payload["kernels"][0], spirv="@@@")])
+    with pytest.raises(ModuleLoadError, match="SPIR-V"):
+        VulkanModule(payload)
