@@ -1,6 +1,6 @@
 """relax.build(target="vulkan") on a Vulkan device (lavapipe in CI), against llvm: the
 walkthrough, a set of operators (elementwise, matmul, softmax, reductions, conv2d), a
-ResNet-style block, index checks through the error record, and the exported executable
+ResNet-style block, ResNet-18 (tests/test_relax_gpu_resnet.py's BlockBuilder network), index checks through the error record, and the exported executable
 run by a process that has only tvm-runtime and tvm-target-vulkan's run side."""
 
 from __future__ import annotations
@@ -99,6 +99,25 @@ def test_conv2d_and_a_resnet_block_match_llvm():
     gpu, cpu, _ = run_both(mod, *args, target="vulkan")
     for g, c in zip(gpu, cpu):
         np.testing.assert_allclose(g, c, rtol=1e-4, atol=1e-4)
+
+
+def test_resnet18_from_the_block_builder_matches_llvm():
+    from test_relax_gpu_resnet import _check, resnet18_blockbuilder
+
+    x = np.random.default_rng(2).standard_normal((1, 3, 32, 32)).astype("float32")
+    gpu, cpu, _ = run_both(resnet18_blockbuilder(), x, target="vulkan")
+    assert gpu.shape == (1, 10)
+    _check(gpu, cpu)
+
+
+def test_profile_and_time_evaluator_time_on_the_device(walkthrough, walkthrough_inputs):
+    _, _, ex = walkthrough
+    vm = VirtualMachine(ex, rt.vulkan())
+    report = vm.profile("main", *walkthrough_inputs)
+    row = report.row("fused_matmul_add")
+    assert row.kind == "kernel" and row.count == 1 and row.total_s > 0
+    result = vm.time_evaluator("main", number=2, repeat=2)(*walkthrough_inputs)
+    assert len(result.results) == 2 and min(result.results) > 0
 
 
 def test_index_out_of_range_reports_through_the_error_record():
