@@ -173,3 +173,19 @@ def test_build_makes_a_module_with_spirv_and_glsl():
     assert mod.get_source().startswith("#version 450")
     assert mod.payload["kernels"][0]["spirv"]
     assert tir.build(elementwise(n=16), target="vulkan").get_source() == mod.get_source()
+
+
+def test_int64_index_math_that_fits_is_int32_and_data_stays_int64():
+    from tvm import te
+
+    n = tir.IntImm("int64", 1000)
+    A = te.placeholder((n,), "int64", "A")
+    B = te.compute((n,), lambda i: A[i] * tir.IntImm("int64", 3000000000), name="B")
+    src = _source(te.create_prim_func([A, B]))
+    assert "int64_t A[];" in src and "3000000000l" in src  # the data: int64
+    body = src[src.index("void main()"):]
+    assert "A[int(" not in body and "int64_t(uint(" not in body  # indices: int32
+    m = tir.Var("m", "int64")  # unbounded: the index arithmetic stays 64-bit
+    A = te.placeholder((m,), "float32", "A")
+    B = te.compute((m,), lambda i: A[i] + 1.0, name="B")
+    assert "A[int(" in _source(te.create_prim_func([A, B]))
