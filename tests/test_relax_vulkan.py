@@ -1,5 +1,6 @@
 """relax.build(target="vulkan") on a Vulkan device (lavapipe in CI), against llvm: the
-walkthrough, a set of operators (elementwise, matmul, softmax, reductions, conv2d), a
+walkthrough, a set of operators (elementwise, matmul, softmax, reductions, scans, sorts,
+scatters, conv2d), a
 ResNet-style block, ResNet-18 (tests/test_relax_gpu_resnet.py's BlockBuilder network), index checks through the error record, and the exported executable
 run by a process that has only tvm-runtime and tvm-target-vulkan's run side."""
 
@@ -12,7 +13,7 @@ import textwrap
 
 import numpy as np
 import pytest
-from relax_gpu_util import requires_vulkan, run_both
+from relax_gpu_util import ensure_llvm, requires_vulkan, run_both
 
 pytest.importorskip("tvm.relax")
 
@@ -85,6 +86,22 @@ def test_operators_match_llvm():
         np.testing.assert_allclose(g, c, rtol=1e-4, atol=1e-4)
 
 
+def test_scans_sorts_scatters_and_tuple_reductions_match_llvm():
+    mod = _module(lambda x, i, u: [
+        op.sort(x, axis=1), op.argsort(x, axis=0), op.cumsum(x, axis=0), op.cumsum(x),
+        op.argmax(x), op.argmin(x, axis=1),
+        op.scatter_elements(x, i, u, axis=0, reduction="add"),
+        op.take(x, relax.const(np.array([5, 0, 2], "int64")), axis=0),
+    ], _t((6, 40)), _t((2, 40), "int64"), _t((2, 40)))
+    x = RNG.standard_normal((6, 40)).astype("float32")
+    idx = RNG.integers(-6, 6, (2, 40)).astype("int64")
+    upd = RNG.standard_normal((2, 40)).astype("float32")
+    gpu, cpu, _ = run_both(mod, x, idx, upd, target="vulkan")
+    for g, c in zip(gpu, cpu):
+        assert g.dtype == c.dtype and g.shape == c.shape
+        np.testing.assert_allclose(g, c, rtol=1e-5, atol=1e-5)
+
+
 def test_conv2d_and_a_resnet_block_match_llvm():
     def block(x, w1, w2, b):
         y = op.nn.relu(op.add(op.nn.conv2d(x, w1, padding=1), b))
@@ -118,6 +135,21 @@ def test_profile_and_time_evaluator_time_on_the_device(walkthrough, walkthrough_
     assert row.kind == "kernel" and row.count == 1 and row.total_s > 0
     result = vm.time_evaluator("main", number=2, repeat=2)(*walkthrough_inputs)
     assert len(result.results) == 2 and min(result.results) > 0
+
+
+@pytest.mark.parametrize("name", ["take", "gather_elements", "gather_nd"])
+@pytest.mark.parametrize("bad", [9, -9, 1 << 40])
+def test_an_index_out_of_range_raises_as_on_the_cpu(name, bad):
+    from test_relax_gpu_index_checks import CASES, _run
+
+    ensure_llvm()
+    call, indices = _run(name, bad, "vulkan")
+    with pytest.raises(KernelError) as info:
+        call(indices(bad))
+    assert str(info.value) == CASES[name][4].format(bad=bad)
+    good = indices(1)
+    cpu, _ = _run(name, bad, "llvm")
+    np.testing.assert_array_equal(call(good), cpu(good))
 
 
 def test_index_out_of_range_reports_through_the_error_record():

@@ -189,3 +189,15 @@ def test_int64_index_math_that_fits_is_int32_and_data_stays_int64():
     A = te.placeholder((m,), "float32", "A")
     B = te.compute((m,), lambda i: A[i] + 1.0, name="B")
     assert "A[int(" in _source(te.create_prim_func([A, B]))
+
+
+@requires_glslang
+def test_names_that_are_glsl_keywords_are_renamed():
+    from tvm import te
+    from tvm.target.vulkan.spirv import compile_glsl
+
+    A = te.placeholder((64,), "float32", "in")
+    B = te.compute((64,), lambda i: A[i] + 1.0, name="out")
+    code, printer = generate_device_code_vulkan(te.create_prim_func([A, B]), Target("vulkan"))
+    assert " in[]" not in code.source and " out[]" not in code.source
+    compile_glsl(printer.kernel_source(code.kernels[0]["name"]))

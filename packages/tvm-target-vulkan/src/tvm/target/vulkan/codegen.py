@@ -72,6 +72,25 @@ _TYPE_NEEDS = {
 }
 
 
+#: GLSL keywords, reserved words and built-in names a TIR name must not take
+_GLSL_RESERVED = frozenset("""attribute const uniform varying buffer shared coherent volatile
+restrict readonly writeonly atomic_uint layout centroid flat smooth noperspective patch
+sample break continue do for while switch case default if else subroutine in out inout
+float double int void bool true false invariant precise discard return mat2 mat3 mat4 dmat2
+dmat3 dmat4 vec2 vec3 vec4 ivec2 ivec3 ivec4 bvec2 bvec3 bvec4 dvec2 dvec3 dvec4 uint uvec2
+uvec3 uvec4 lowp mediump highp precision sampler1D sampler2D sampler3D samplerCube image1D
+image2D image3D struct common partition active asm class union enum typedef template this
+resource goto inline noinline public static extern external interface long short half
+fixed unsigned superp input output hvec2 hvec3 hvec4 fvec2 fvec3 fvec4 filter sizeof cast
+namespace using main int8_t int16_t int64_t uint8_t uint16_t uint64_t float16_t float32_t
+float64_t f16vec2 f16vec3 f16vec4 i64vec2 i64vec3 i64vec4 u64vec2 u64vec3 u64vec4 abs sign
+floor ceil trunc fract mod min max clamp mix step exp exp2 log log2 sqrt inversesqrt pow
+sin cos tan asin acos atan sinh cosh tanh asinh acosh atanh isnan isinf roundEven round
+barrier memoryBarrier memoryBarrierShared memoryBarrierBuffer groupMemoryBarrier
+atomicAdd atomicCompSwap bitCount findMSB findLSB length dot cross normalize any all not
+equal lessThan greaterThan""".split())
+
+
 def _as_int32(e: Any) -> Any:
     """``e`` (a scalar int64) as an equal int32 expression when it is an int32 value widened
     or a constant in int32's range; else None."""
@@ -125,6 +144,8 @@ class VulkanPrinter(GPUPrinter):
 
     def __init__(self, target: str = "") -> None:
         super().__init__(target)
+        for word in _GLSL_RESERVED:
+            self.global_names.reserve(word)
         #: per kernel: its shader text (without the module preamble), features, uses
         self.kernel_texts: dict[str, str] = {}
         self.kernel_features: dict[str, list[str]] = {}

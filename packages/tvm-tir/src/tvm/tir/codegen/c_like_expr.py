@@ -24,6 +24,7 @@ from ..expr import (
     Broadcast, BufferLoad, Call, IntImm, Let, PrimExpr, Ramp, Shuffle, Var,
 )
 from ..functor import snake_name
+from .c_like_stmt import unparen
 from .c_types import CodegenError, DType, c_string_literal, dtype_of
 
 __all__ = ["ExprPrinterMixin", "Lane"]
@@ -154,7 +155,8 @@ class ExprPrinterMixin:
             t = self.type_name(d)
             if d.is_unsigned:
                 u32 = self.type_name(dtype_of("uint32"))
-                return self.c_cast(t, f"{self.c_cast(u32, a)} {op} {self.c_cast(u32, b)}")
+                wa, wb = unparen(self.c_cast(u32, a)), unparen(self.c_cast(u32, b))
+                return self.c_cast(t, f"{wa} {op} {wb}")
             return self.c_cast(t, f"{a} {op} {b}")
         return f"({a} {op} {b})"
 
