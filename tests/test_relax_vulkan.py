@@ -127,6 +127,27 @@ def test_resnet18_from_the_block_builder_matches_llvm():
     _check(gpu, cpu)
 
 
+def test_resnet18_from_onnx_matches_llvm():
+    pytest.importorskip("onnx")
+    frontend = pytest.importorskip("tvm.relax.frontend.onnx")
+    import sys
+    from pathlib import Path
+
+    from test_relax_gpu_resnet import _check
+
+    sys.path.insert(0, str(Path(__file__).parent / "onnx"))
+    try:
+        from models import resnet18
+    finally:
+        sys.path.pop(0)
+    mod = frontend.from_onnx(resnet18(width=16, image_size=56, classes=10))
+    x = np.random.default_rng(1).standard_normal((1, 3, 56, 56)).astype("float32")
+    gpu, cpu, ex = run_both(mod, x, target="vulkan")
+    assert gpu.shape == (1, 10)
+    _check(gpu, cpu)
+    assert len(ex.kernel_lib.function_names) > 10
+
+
 def test_profile_and_time_evaluator_time_on_the_device(walkthrough, walkthrough_inputs):
     _, _, ex = walkthrough
     vm = VirtualMachine(ex, rt.vulkan())

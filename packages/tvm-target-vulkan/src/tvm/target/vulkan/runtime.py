@@ -26,6 +26,7 @@ from __future__ import annotations
 import base64
 import struct
 import threading
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -515,6 +516,27 @@ class _Kernel:
     pipelines: dict = field(default_factory=dict)
 
 
+def _release_kernels(objects: dict[tuple[int, str], _Kernel]) -> None:
+    """Destroy the pipelines, layouts and shader modules of a module's kernels."""
+    if not objects or not _API:
+        return
+    try:
+        vk = _vk()
+        api = _API[0]
+        for (index, _), k in list(objects.items()):
+            ctx = api.contexts()[index]
+            with ctx.lock:
+                api._flush(ctx)
+                for p in k.pipelines.values():
+                    vk.vkDestroyPipeline(ctx.device, p, None)
+                vk.vkDestroyPipelineLayout(ctx.device, k.layout, None)
+                vk.vkDestroyDescriptorSetLayout(ctx.device, k.set_layout, None)
+                vk.vkDestroyShaderModule(ctx.device, k.module, None)
+        objects.clear()
+    except Exception:  # noqa: BLE001 - at interpreter exit the bindings may be gone
+        pass
+
+
 class VulkanModule(DeviceModule):
     """SPIR-V kernels (``kernels[i]["spirv"]``) plus their host functions; ``source`` is
     the GLSL they were compiled from."""
@@ -540,6 +562,8 @@ class VulkanModule(DeviceModule):
                                       "or too many buffers")
         self._objects: dict[tuple[int, str], _Kernel] = {}
         self._lock = threading.Lock()
+        # the pipelines die with the module (after the work that uses them)
+        weakref.finalize(self, _release_kernels, self._objects)
 
     def _kernel(self, dev: Device, name: str, ctx: _Context) -> _Kernel:
         key = (dev.index, name)
