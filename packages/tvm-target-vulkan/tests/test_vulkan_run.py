@@ -251,3 +251,14 @@ def test_a_module_releases_its_pipelines(dev):
     gc.collect()
     assert not objects
     np.testing.assert_allclose(c.numpy(), np.exp(a) * 0.5 + a, rtol=1e-5)
+
+
+def test_many_queued_launches_recycle_descriptor_sets(dev):
+    mod = tir.build(scale(), target="vulkan")
+    a = RNG.random(256, dtype=np.float32)
+    x, y = _tensors(dev, a, a)
+    for _ in range(300):  # more than one descriptor pool holds: submitted on the way
+        mod["scale"](x, y, 1.0)
+        mod["scale"](y, x, 1.0)
+    dev.sync()
+    np.testing.assert_array_equal(x.numpy(), a)

@@ -326,12 +326,15 @@ class VulkanDeviceAPI(DeviceAPI):
             self._flush(ctx)
             self._destroy(ctx, entry[0])
 
-    def buffer(self, handle: int) -> _Buffer:
-        """The buffer behind a handle returned by :meth:`alloc`."""
+    def buffer(self, handle: int, dev: Device | None = None) -> _Buffer:
+        """The buffer behind a handle returned by :meth:`alloc` (on ``dev``, when given)."""
         entry = self._buffers.get(int(handle))
         if entry is None:
             raise KernelError(f"0x{int(handle):x} is not Vulkan memory allocated by tvm (was "
                               "the tensor freed, or made on another device?)")
+        if dev is not None and entry[1] != dev.index:
+            raise KernelError(f"0x{int(handle):x} is memory of vulkan({entry[1]}), used on "
+                              f"{dev}")
         return entry[0]
 
     def _staging(self, ctx: _Context, nbytes: int) -> _Buffer:
@@ -350,7 +353,7 @@ class VulkanDeviceAPI(DeviceAPI):
     def copy_from_host(self, dev: Device, dst: int, dst_offset: int, host: np.ndarray) -> None:
         if not host.nbytes:
             return
-        ctx, b = self.context(dev), self.buffer(dst)
+        ctx, b = self.context(dev), self.buffer(dst, dev)
         self._span(b, int(dst_offset), host.nbytes)
         vk = _vk()
         src = vk.ffi.from_buffer(np.ascontiguousarray(host))
@@ -367,7 +370,7 @@ class VulkanDeviceAPI(DeviceAPI):
     def copy_to_host(self, dev: Device, src: int, src_offset: int, host: np.ndarray) -> None:
         if not host.nbytes:
             return
-        ctx, b = self.context(dev), self.buffer(src)
+        ctx, b = self.context(dev), self.buffer(src, dev)
         self._span(b, int(src_offset), host.nbytes)
         vk = _vk()
         if not host.flags.c_contiguous or not host.flags.writeable:
@@ -390,7 +393,8 @@ class VulkanDeviceAPI(DeviceAPI):
                                           nbytes)
             return
         if nbytes:
-            ctx, s, d = self.context(src_dev), self.buffer(src), self.buffer(dst)
+            ctx, s, d = (self.context(src_dev), self.buffer(src, src_dev),
+                       self.buffer(dst, src_dev))
             self._span(s, int(src_offset), int(nbytes))
             self._span(d, int(dst_offset), int(nbytes))
             with ctx.lock:
@@ -460,14 +464,19 @@ class VulkanDeviceAPI(DeviceAPI):
         with ctx.lock:
             if ctx.sets_used >= _SETS_PER_POOL:
                 self._flush(ctx)
-            dset = vk.vkAllocateDescriptorSets(ctx.device, vk.VkDescriptorSetAllocateInfo(
-                descriptorPool=ctx.descriptor_pool, descriptorSetCount=1,
-                pSetLayouts=[kernel.set_layout]))[0]
+            info = vk.VkDescriptorSetAllocateInfo(descriptorPool=ctx.descriptor_pool,
+                                                  descriptorSetCount=1,
+                                                  pSetLayouts=[kernel.set_layout])
+            try:
+                dset = vk.vkAllocateDescriptorSets(ctx.device, info)[0]
+            except vk.VkError:  # the pool ran out of descriptors: run what is queued
+                self._flush(ctx)
+                dset = vk.vkAllocateDescriptorSets(ctx.device, info)[0]
             ctx.sets_used = ctx.sets_used + 1
             if buffers:
                 infos = []
                 for p in buffers:
-                    b = self.buffer(p.handle)
+                    b = self.buffer(p.handle, dev)
                     infos.append(vk.VkDescriptorBufferInfo(buffer=b.buffer, offset=p.offset,
                                                            range=b.size - p.offset))
                 writes = [vk.VkWriteDescriptorSet(
