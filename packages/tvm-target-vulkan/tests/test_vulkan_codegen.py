@@ -201,3 +201,18 @@ def test_names_that_are_glsl_keywords_are_renamed():
     code, printer = generate_device_code_vulkan(te.create_prim_func([A, B]), Target("vulkan"))
     assert " in[]" not in code.source and " out[]" not in code.source
     compile_glsl(printer.kernel_source(code.kernels[0]["name"]))
+
+
+@requires_glslang
+def test_spirv_is_cached_by_content(tmp_path, monkeypatch):
+    from tvm.target.vulkan.spirv import cache_dir, compile_glsl
+
+    monkeypatch.setenv("TVM_CACHE_DIR", str(tmp_path))
+    src = "#version 450\nlayout(local_size_x = 1) in;\nvoid main() {}\n"
+    first = compile_glsl(src, "k")
+    files = list(cache_dir().glob("*.spv"))
+    assert cache_dir() == tmp_path / "vulkan" and len(files) == 1
+    assert files[0].read_bytes() == first
+    files[0].write_bytes(b"\x03\x02\x23\x07cached")  # a second compile reads the cache
+    assert compile_glsl(src, "k") == b"\x03\x02\x23\x07cached"
+    assert compile_glsl(src, "k", use_cache=False) == first
