@@ -44,6 +44,15 @@ def test_elementwise_with_a_symbolic_size(dev):
         np.testing.assert_allclose(c.numpy(), np.exp(a) * 0.5 + b, rtol=1e-5)
 
 
+def test_vectorized_elementwise(dev):
+    mod = tir.build(elementwise(n=16), target="vulkan")
+    assert "vec4(" in mod.get_source()  # the default GPU schedule vectorizes by 4
+    a, b = RNG.random((16, 64), dtype=np.float32), RNG.random((16, 64), dtype=np.float32)
+    c = _empty(dev, (16, 64))
+    mod["ew"](*_tensors(dev, a, b), c)
+    np.testing.assert_allclose(c.numpy(), np.exp(a) * 0.5 + b, rtol=1e-5)
+
+
 def test_float_scalar_push_constant(dev):
     mod = tir.build(scale(), target="vulkan")
     a = RNG.random(256, dtype=np.float32)
