@@ -271,3 +271,70 @@ def test_many_queued_launches_recycle_descriptor_sets(dev):
         mod["scale"](y, x, 1.0)
     dev.sync()
     np.testing.assert_array_equal(x.numpy(), a)
+
+
+def _unary(name, fn, dtype="float32", n=64):
+    from tvm import te
+
+    A = te.placeholder((n,), dtype, "A")
+    B = te.compute((n,), lambda i: fn(A[i]), name="B")
+    return te.create_prim_func([A, B]).with_attr("global_symbol", name)
+
+
+def _ci(name, dtype, *args):
+    from tvm.tir.op import call_intrin
+
+    return call_intrin(dtype, name, *args)
+
+
+MATH = {
+    "erf": (lambda x: tir.erf(x), lambda a: np.vectorize(__import__("math").erf)(a)),
+    "log10": (lambda x: tir.log10(x), np.log10),
+    "log1p": (lambda x: tir.log1p(x), np.log1p),
+    "expm1": (lambda x: _ci("expm1", "float32", x), np.expm1),
+    "fmod": (lambda x: _ci("fmod", "float32", x, tir.const(0.3, "float32")), lambda a: np.fmod(a, np.float32(0.3))),
+    "atan2": (lambda x: _ci("atan2", "float32", x, tir.const(-0.5, "float32")), lambda a: np.arctan2(a, -0.5)),
+    "copysign": (lambda x: _ci("copysign", "float32", tir.const(2.0, "float32"), x), lambda a: np.copysign(2.0, a)),
+    "hypot": (lambda x: _ci("hypot", "float32", x, tir.const(3.0, "float32")), lambda a: np.hypot(a, 3.0)),
+    "round": (lambda x: tir.round(x * 4.0), lambda a: np.round(a * 4.0)),
+    "rsqrt": (lambda x: tir.rsqrt(x), lambda a: 1 / np.sqrt(a)),
+    "sigmoid": (lambda x: tir.sigmoid(x), lambda a: 1 / (1 + np.exp(-a))),
+    "floormod": (lambda x: tir.floormod(x - 1.0, tir.const(0.7, "float32")),
+                 lambda a: np.mod(a - 1.0, np.float32(0.7))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MATH))
+def test_float_math_matches_numpy(dev, name):
+    make, ref = MATH[name]
+    mod = tir.build(_unary(name, make), target="vulkan")
+    a = (RNG.random(64, dtype=np.float32) * 2.5 + 0.05).astype("float32")
+    a[::2] *= -1 if name not in ("log10", "log1p", "rsqrt") else 1
+    b = _empty(dev, (64,))
+    mod[name](*_tensors(dev, a), b)
+    np.testing.assert_allclose(b.numpy(), ref(a).astype("float32"), rtol=2e-5, atol=2e-6)
+
+
+def test_integer_bits_and_division_match_numpy(dev):
+    from tvm import te
+
+    A = te.placeholder((64,), "int32", "A")
+    outs = [te.compute((64,), f, name=f"B{k}") for k, f in enumerate([
+        lambda i: _ci("popcount", "int32", A[i]),
+        lambda i: _ci("clz", "int32", A[i]),
+        lambda i: tir.floordiv(A[i], -7),
+        lambda i: tir.floormod(A[i], -7),
+        lambda i: tir.max(A[i], 3) - tir.min(A[i], -3),
+    ])]
+    mod = tir.build(te.create_prim_func([A, *outs]).with_attr("global_symbol", "ints"),
+                    target="vulkan")
+    a = RNG.integers(-1000, 1000, 64).astype("int32")
+    a[0] = 0
+    res = [_empty(dev, (64,), "int32") for _ in outs]
+    mod["ints"](*_tensors(dev, a), *res)
+    u = a.view("uint32")
+    clz = np.array([32 if v == 0 else 32 - int(v).bit_length() for v in u])
+    refs = [np.array([bin(v).count("1") for v in u]), clz, a // -7, a % -7,
+            np.maximum(a, 3) - np.minimum(a, -3)]
+    for r, ref in zip(res, refs):
+        np.testing.assert_array_equal(r.numpy(), ref)
