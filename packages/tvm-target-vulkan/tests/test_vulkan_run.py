@@ -338,3 +338,20 @@ def test_integer_bits_and_division_match_numpy(dev):
             np.maximum(a, 3) - np.minimum(a, -3)]
     for r, ref in zip(res, refs):
         np.testing.assert_array_equal(r.numpy(), ref)
+
+
+def test_the_device_target_carries_the_device_limits(dev):
+    from tvm.target.vulkan import device_target
+
+    attrs = dev.api.attributes(dev)
+    text = device_target(0)
+    t = Target(text)
+    assert t.max_num_threads == min(attrs["max_work_group_invocations"], 1024)
+    assert t.max_shared_memory_per_block == attrs["max_shared_memory"]
+    if attrs["subgroup_shuffle"]:
+        assert t.thread_warp_size == attrs["subgroup_size"]
+    mod = tir.build(row_reduce(5, 1000), target=t)
+    a = RNG.standard_normal((5, 1000)).astype("float32")
+    b = _empty(dev, (5,))
+    mod["row_sum"](*_tensors(dev, a), b)
+    np.testing.assert_allclose(b.numpy(), a.sum(1), rtol=1e-4, atol=1e-4)

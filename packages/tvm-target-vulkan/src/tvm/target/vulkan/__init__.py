@@ -28,6 +28,7 @@ _EXPORTS = {
     "VulkanModule": ".runtime",
     "VulkanDeviceAPI": ".runtime",
     "device_api": ".runtime",
+    "device_target": ".runtime",
     "load_module": ".runtime",
     "vulkan_available": ".runtime",
     "FILE_SUFFIX": ".runtime",

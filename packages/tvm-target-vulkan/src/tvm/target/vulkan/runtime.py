@@ -39,7 +39,8 @@ from tvm.runtime.error import DeviceUnavailableError, KernelError, ModuleLoadErr
 
 from .layout import LayoutError, kernel_layout
 
-__all__ = ["VulkanDeviceAPI", "VulkanModule", "device_api", "load_module", "vulkan_available",
+__all__ = ["VulkanDeviceAPI", "VulkanModule", "device_api", "device_target", "load_module",
+           "vulkan_available",
            "DEVICE_MODULE_VERSION", "FILE_SUFFIX", "FORMAT", "DEVICE_TYPE"]
 
 FORMAT = "vulkan"
@@ -493,6 +494,26 @@ class VulkanDeviceAPI(DeviceAPI):
                                       len(push), vk.ffi.from_buffer(push))
             vk.vkCmdDispatch(cmd, *grid)
             self._barrier(ctx, cmd)
+
+
+def device_target(index: int = 0) -> str:
+    """A ``vulkan`` target string with the limits of device ``vulkan(index)``: its workgroup
+    size and shared memory, and its subgroup size as ``-thread_warp_size`` where it has
+    subgroup shuffles (reductions then shuffle within subgroups).  On devices whose
+    subgroup size varies between pipelines (some Intel GPUs) keep ``-thread_warp_size=1``."""
+    vk = _vk()
+    api = device_api()
+    dev = Device(DEVICE_TYPE, index)
+    ctx = api.context(dev)
+    lim = ctx.limits
+    threads = min(lim["maxComputeWorkGroupInvocations"], 1024)
+    dims = ",".join(str(min(d, threads)) for d in lim["maxComputeWorkGroupSize"])
+    parts = ["vulkan", f"-max_num_threads={threads}", f"-max_thread_dims={dims}",
+             f"-max_shared_memory_per_block={lim['maxComputeSharedMemorySize']}"]
+    ops = vk.VK_SUBGROUP_FEATURE_SHUFFLE_BIT | vk.VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT
+    if ctx.subgroup_ops & ops == ops and ctx.subgroup_size > 1:
+        parts.append(f"-thread_warp_size={ctx.subgroup_size}")
+    return " ".join(parts)
 
 
 _API: list[VulkanDeviceAPI] = []
