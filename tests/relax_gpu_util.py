@@ -1,5 +1,6 @@
-"""Helpers of the GPU end-to-end tests (tests/test_relax_gpu_*.py): the OpenCL device (pocl
-in CI), and building one module for a GPU target and for llvm to compare."""
+"""Helpers of the GPU end-to-end tests (tests/test_relax_gpu_*.py, tests/test_relax_vulkan.py):
+the OpenCL device (pocl in CI), the Vulkan device (lavapipe in CI), and building one module
+for a GPU target and for llvm to compare."""
 
 from __future__ import annotations
 
@@ -29,6 +30,31 @@ def _opencl_ready() -> str | None:
 OPENCL_MISSING = _opencl_ready()
 requires_opencl = pytest.mark.skipif(OPENCL_MISSING is not None,
                                      reason=str(OPENCL_MISSING))
+
+
+def _vulkan_ready() -> str | None:
+    """None when Vulkan runs here (and glslang compiles shaders), else why not."""
+    try:
+        from tvm.target.vulkan.plugin import ensure_registered
+        from tvm.target.vulkan.runtime import vulkan_available
+        from tvm.target.vulkan.spirv import glslang_available
+    except ImportError as err:
+        return f"tvm-target-vulkan is not installed ({err})"
+    try:
+        import vulkan  # noqa: F401
+    except (ImportError, OSError) as err:
+        return f"the vulkan bindings or the Vulkan loader are missing ({err})"
+    ensure_registered()
+    if not glslang_available():
+        return "glslangValidator is not installed (apt-get install glslang-tools)"
+    if not vulkan_available():
+        return "no Vulkan device (install a driver, e.g. apt-get install mesa-vulkan-drivers)"
+    return None
+
+
+VULKAN_MISSING = _vulkan_ready()
+requires_vulkan = pytest.mark.skipif(VULKAN_MISSING is not None,
+                                     reason=str(VULKAN_MISSING))
 
 
 def ensure_llvm() -> None:

@@ -136,11 +136,13 @@ NUM_THREADS = declare_knob(
 CACHE_DIR = declare_knob(
     "TVM_CACHE_DIR", "path", None,
     "root of the compiled-kernel caches (default: $XDG_CACHE_HOME/tvm)",
-    "tvm-runtime, tvm-relax, tvm-target-c, tvm-target-cuda, tvm-target-llvm")
+    "tvm-runtime, tvm-relax, tvm-target-c, tvm-target-cuda, tvm-target-llvm, "
+    "tvm-target-vulkan")
 XDG_CACHE_HOME = declare_knob(
     "XDG_CACHE_HOME", "path", None,
     "the user cache directory holding tvm/ when TVM_CACHE_DIR is unset (default: ~/.cache)",
-    "tvm-runtime, tvm-relax, tvm-target-c, tvm-target-cuda, tvm-target-llvm")
+    "tvm-runtime, tvm-relax, tvm-target-c, tvm-target-cuda, tvm-target-llvm, "
+    "tvm-target-vulkan")
 C_KEEP_SOURCE = declare_knob(
     "TVM_C_KEEP_SOURCE", "bool", False,
     "keep each generated .c file beside its cached shared library", "tvm-target-c")

@@ -296,6 +296,11 @@ class CLikePrinter(ExprPrinterMixin, CallPrinterMixin, StmtPrinterMixin):
     def string_literal(self, text: str) -> str:
         return c_string_literal(text)
 
+    def c_cast(self, ctype: str, value: str) -> str:
+        """``value`` converted to the type spelled ``ctype`` (``((int32_t)(x))``; a language
+        without C casts, such as GLSL, spells a constructor)."""
+        return f"(({ctype})({value}))"
+
     def half_to_float(self, value: str, d: DType) -> str:
         """A float16/bfloat16 value as float32."""
         if value in self._half_literals:  # a constant: its float32 spelling is exact
@@ -303,7 +308,7 @@ class CLikePrinter(ExprPrinterMixin, CallPrinterMixin, StmtPrinterMixin):
         if d.is_bf16:
             return f"{self.helper_bf16()[0]}({value})"
         if d.is_f16:
-            return f"((float)({value}))"
+            return self.c_cast("float", value)
         return value
 
     def float_to_half(self, value: str, d: DType) -> str:
@@ -311,7 +316,7 @@ class CLikePrinter(ExprPrinterMixin, CallPrinterMixin, StmtPrinterMixin):
         if d.is_bf16:
             return f"{self.helper_bf16()[1]}({value})"
         if d.is_f16:
-            return f"(({self.type_name(d)})({value}))"
+            return self.c_cast(self.type_name(d), value)
         return value
 
     def math_function(self, name: str, d: DType) -> str:

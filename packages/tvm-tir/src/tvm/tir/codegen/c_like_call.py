@@ -82,7 +82,7 @@ class CallPrinterMixin:
         d = dtype_of(e.dtype).element
         a, b = self.sub(e.args[0], lane), self.sub(e.args[1], lane)
         if d.is_bool:
-            return f"(({self.type_name(d)})({a} {op} {b}))"
+            return self.c_cast(self.type_name(d), f"{a} {op} {b}")
         if not d.is_int:
             raise CodegenError(f"{self.language} codegen: tir.{e.op.name[4:]} needs integers, "
                                f"got {e.dtype}")
@@ -108,7 +108,7 @@ class CallPrinterMixin:
         a = self.sub(e.args[0], lane)
         if d.is_bool:
             return f"(!{a})"
-        return f"(({self.type_name(d)})(~{a}))"
+        return self.c_cast(self.type_name(d), f"~{a}")
 
     def intrin_popcount(self, e: Call, lane: Lane) -> str:
         d = dtype_of(e.args[0].dtype).element
@@ -131,7 +131,7 @@ class CallPrinterMixin:
         d = dtype_of(e.dtype).element
         x = self.to_float(self.sub(e.args[0], lane), d)
         fd = dtype_of("float32") if d.is_half_like and self.half_via_float else d
-        out = f"{self.math_function('ldexp', fd)}({x}, (int)({self.sub(e.args[1], lane)}))"
+        out = f"{self.math_function('ldexp', fd)}({x}, {self.c_cast('int', self.sub(e.args[1], lane))})"
         return self.float_to_half(out, d) if fd is not d else out
 
     def intrin_reinterpret(self, e: Call, lane: Lane) -> str:
@@ -225,7 +225,7 @@ class CallPrinterMixin:
         def text() -> str:
             return (f"{self._hq()} {t} tvm_floordiv_{d.text}({t} a, {t} b) {{\n"
                     f"  {t} q = a / b, r = a % b;\n"
-                    f"  return (r != 0 && ((r < 0) != (b < 0))) ? ({t})(q - 1) : q;\n}}")
+                    f"  return (r != 0 && ((r < 0) != (b < 0))) ? {self.c_cast(t, 'q - 1')} : q;\n}}")
         return self.require_helper(f"tvm_floordiv_{d.text}", text)
 
     def helper_floormod(self, d: DType) -> str:
@@ -234,7 +234,7 @@ class CallPrinterMixin:
         def text() -> str:
             return (f"{self._hq()} {t} tvm_floormod_{d.text}({t} a, {t} b) {{\n"
                     f"  {t} r = a % b;\n"
-                    f"  return (r != 0 && ((r < 0) != (b < 0))) ? ({t})(r + b) : r;\n}}")
+                    f"  return (r != 0 && ((r < 0) != (b < 0))) ? {self.c_cast(t, 'r + b')} : r;\n}}")
         return self.require_helper(f"tvm_floormod_{d.text}", text)
 
     def helper_float_floormod(self, d: DType) -> str:

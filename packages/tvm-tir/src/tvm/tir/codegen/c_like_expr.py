@@ -24,6 +24,7 @@ from ..expr import (
     Broadcast, BufferLoad, Call, IntImm, Let, PrimExpr, Ramp, Shuffle, Var,
 )
 from ..functor import snake_name
+from .c_like_stmt import unparen
 from .c_types import CodegenError, DType, c_string_literal, dtype_of
 
 __all__ = ["ExprPrinterMixin", "Lane"]
@@ -134,7 +135,7 @@ class ExprPrinterMixin:
             return f"(({self.type_name(dst)})(uintptr_t)({value}))"
         if src.is_handle and not dst.is_handle:
             return f"(({self.type_name(dst)})(uintptr_t)({value}))"
-        return f"(({self.type_name(dst)})({value}))"
+        return self.c_cast(self.type_name(dst), value)
 
     def to_float(self, value: str, d: DType) -> str:
         """``value`` of a half type as float32 (other types unchanged)."""
@@ -154,8 +155,9 @@ class ExprPrinterMixin:
             t = self.type_name(d)
             if d.is_unsigned:
                 u32 = self.type_name(dtype_of("uint32"))
-                return f"(({t})(({u32})({a}) {op} ({u32})({b})))"
-            return f"(({t})({a} {op} {b}))"
+                wa, wb = unparen(self.c_cast(u32, a)), unparen(self.c_cast(u32, b))
+                return self.c_cast(t, f"{wa} {op} {wb}")
+            return self.c_cast(t, f"{a} {op} {b}")
         return f"({a} {op} {b})"
 
     def _arith(self, e: Any, lane: Lane, op: str) -> str:
@@ -283,7 +285,7 @@ class ExprPrinterMixin:
                 return self.binop("+", base, self.literal(e.stride.value * lane, d), d)
             return self.binop("+", base, self.binop("*", self.expr(e.stride),
                                                     self.literal(lane, d), d), d)
-        lane_text = lane if d.text == "int32" else f"({self.type_name(d)})({lane})"
+        lane_text = lane if d.text == "int32" else self.c_cast(self.type_name(d), str(lane))
         if isinstance(e.stride, IntImm) and e.stride.value == 1:
             if isinstance(e.base, IntImm) and e.base.value == 0:
                 return lane_text
@@ -392,7 +394,7 @@ class ExprPrinterMixin:
             outer, inner = f"(({lane}) / {bl})", f"(({lane}) % {bl})"
         base = self.lane(index, outer) if il > 1 else self.expr(index)
         scaled = self.binop("*", base, self.int_literal(bl, d), d)
-        inner_text = str(inner) if d.text == "int32" else f"({self.type_name(d)})({inner})"
+        inner_text = str(inner) if d.text == "int32" else self.c_cast(self.type_name(d), str(inner))
         return self.binop("+", scaled, inner_text, d)
 
     def _p_buffer_load(self, e: BufferLoad, lane: Lane) -> str:

@@ -239,7 +239,7 @@ class StmtPrinterMixin:
             iv = s.node
             name = self.declare_var(iv.var)
             t = self.type_name(dtype_of(iv.var.dtype))
-            self.emit(f"{t} {name} = ({t})({self.thread_index(iv.thread_tag)});")
+            self.emit(f"{t} {name} = {unparen(self.c_cast(t, self.thread_index(iv.thread_tag)))};")
             self.stmt(s.body)
             self.unbind_var(iv.var)
         elif key == "virtual_thread":
@@ -304,7 +304,7 @@ class StmtPrinterMixin:
         d = dtype_of(s.loop_var.dtype)
         self.open_block("{")
         name = self.declare_var(s.loop_var)
-        value = f"({self.type_name(d)})({self.thread_index(tag)})"
+        value = unparen(self.c_cast(self.type_name(d), self.thread_index(tag)))
         if not (isinstance(s.min, IntImm) and s.min.value == 0):
             value = self.binop("+", self.expr(s.min), value, d)
         self.emit(f"{self.type_name(d)} {name} = {value};")

@@ -108,10 +108,8 @@ class GPUPrinter(CLikePrinter):
         self._checks.append({"message": fmt, "nargs": len(args)})
         self.open_block(f"if ({negate(self.expr(s.condition))}) {{")
         self.open_block(f"if ({self.error_claim(ERROR_RECORD_PARAM, len(self._checks))}) {{")
-        wide = self.type_name(dtype_of("int64"))
-        record = f"(({self.address_space_qualifier('global')}{wide}*)({ERROR_RECORD_PARAM} + 2))"
         for k, a in enumerate(args):
-            self.emit(f"{record}[{k}] = ({wide})({self.expr(a)});")
+            self.emit(self.error_record_store(ERROR_RECORD_PARAM, k, a))
         self.close_block()
         if self._return_on_error:
             self.emit("return;")
@@ -122,6 +120,13 @@ class GPUPrinter(CLikePrinter):
         """A condition that atomically sets ``record[0]`` from 0 to ``number`` and is true
         for the thread that did (may emit statements before it)."""
         return f"atomicCAS({record}, 0, {number}) == 0"
+
+    def error_record_store(self, record: str, k: int, arg: Any) -> str:
+        """The statement writing message argument ``k`` (expression ``arg``) as an int64 at
+        byte offset ``8 + 8 * k`` of the error record."""
+        wide = self.type_name(dtype_of("int64"))
+        ptr = f"(({self.address_space_qualifier('global')}{wide}*)({record} + 2))"
+        return f"{ptr}[{k}] = ({wide})({self.expr(arg)});"
 
     def error_param_decl(self, index: int) -> str:
         """The error record parameter, the kernel's parameter number ``index``."""
