@@ -82,7 +82,8 @@ def _blocked(ctx: Any, value: Any, value_i: int, ndim: int, axis: int) -> Any:
 @converter("DequantizeLinear")
 def _dequantize_linear(ctx: Any) -> Any:
     _block_check(ctx)
-    if not ctx.attr("block_size", 0) and ctx.dtype(0) in _QNN_TYPES and ctx.dtype(1) == "float32":
+    if not ctx.attr("block_size", 0) and ctx.dtype(0) in _QNN_DEQUANT_TYPES \
+            and ctx.dtype(1) == "float32":
         scale, zp = _const_param(ctx, 1), _const_param(ctx, 2, 0)
         if scale is not None and zp is not None:
             return R.qnn.dequantize(ctx.input(0), scale, zp, _qaxis(ctx, scale, zp))
@@ -112,7 +113,7 @@ def _quantize_linear(ctx: Any) -> Any:
         out_dt = "uint8"
     saturate = bool(ctx.attr("saturate", 1))
     x = ctx.input(0)
-    if not ctx.attr("block_size", 0) and out_dt in _QNN_TYPES and fdt == "float32" \
+    if not ctx.attr("block_size", 0) and out_dt in _QNN_QUANT_TYPES and fdt == "float32" \
             and ctx.dtype(1) == "float32":
         scale, zp = _const_param(ctx, 1), _const_param(ctx, 2, 0)
         if scale is not None and zp is not None:
@@ -231,7 +232,9 @@ def _qlinear_conv(ctx: Any) -> Any:
 
 
 # -- the integer path (relax.qnn) -------------------------------------------------------------
-_QNN_TYPES = ("int8", "uint8")
+_QNN_TYPES = ("int8", "uint8")  # operands of the integer conv / matmul / add / mul
+_QNN_QUANT_TYPES = ("int8", "uint8", "int16", "uint16")
+_QNN_DEQUANT_TYPES = _QNN_QUANT_TYPES + ("int32",)  # int32: the biases of QDQ models
 
 
 def _const_param(ctx: Any, i: int, default: Optional[int] = None) -> Optional[tuple]:

@@ -42,6 +42,8 @@ def int_params(op: str, what: str, value: Any, dtype: Optional[str] = None) -> t
     values = tuple(int(v) for v in arr.reshape(-1))
     if not values:
         raise ValueError(f"{op}: {what} must not be empty")
+    if len(set(values)) == 1:
+        values = values[:1]  # equal per-channel zero points are one per-tensor value
     if dtype is not None:
         lo, hi = INT_RANGES[dtype]
         bad = [v for v in values if not lo <= v <= hi]
