@@ -71,6 +71,7 @@ class QDQReport:
     """What :func:`QDQToInteger` did, chain by chain."""
 
     entries: list = dataclasses.field(default_factory=list)
+    _examined: set = dataclasses.field(default_factory=set, repr=False)  # ids of linear vars
 
     @property
     def integer(self) -> list:
@@ -109,6 +110,8 @@ class _Chain:
 
     def __init__(self, m: Match):
         self.ctx = m.ctx
+        self.linear: Optional[Expr] = None  # the conv2d / matmul result, once found
+        self.op = ""
 
     def value(self, expr: Expr) -> Expr:
         seen = 0
@@ -205,6 +208,7 @@ def _linear_chain(chain: _Chain, q: Call) -> tuple[Expr, str]:
                 node = chain.value(lin)
                 break
     name = _op_name(node)
+    chain.linear, chain.op = src, name
     chain.single_use(src, f"{name.removeprefix('relax.')} result")
     x_dq = chain.dequantized(node.args[0], "input")
     w_expr = node.args[1]
@@ -351,6 +355,9 @@ def qdq_rules(report: Optional[QDQReport] = None) -> list[RewriteRule]:
                 op in ("relax.nn.relu", "relax.add") and _feeds_linear(chain, node))
             out, op = _linear_chain(chain, q) if linear else _other_chain(chain, q)
         except _NotConvertible as why:
+            if chain.linear is not None:
+                report._examined.add(id(chain.linear))
+                op = chain.op
             report.entries.append(QDQEntry(layer, op.removeprefix("relax."), False, str(why)))
             return None
         report.entries.append(QDQEntry(layer, op.removeprefix("relax."), True))
@@ -406,8 +413,8 @@ def _unquantized_linear(func: Any, report: QDQReport) -> None:
             data = values.get(id(v.args[0]))
             if _op_name(data) != "relax.qnn.dequantize":
                 continue
-            layer = _layer(b.var, name)
-            if not any(e.layer == layer for e in report.entries):
+            layer = _layer(v, _layer(b.var, name))
+            if id(b.var) not in report._examined:
                 report.entries.append(QDQEntry(layer, name.removeprefix("relax."), False,
                                                "its result is not quantized again"))
 
