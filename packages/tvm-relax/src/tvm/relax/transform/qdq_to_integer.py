@@ -24,6 +24,7 @@ Rules (the table of :func:`qdq_rules`, applied by the shared rewrite driver), ea
   requantize into the kernel);
 * ``add`` / ``multiply`` / ``concat`` of dequantized 8-bit tensors: ``relax.qnn.add`` /
   ``multiply`` / ``concat``;
+* ``relu`` of a dequantized tensor: a requantize saturating at the output's zero point;
 * ``mean`` (a global average pool) of a dequantized tensor: an int32 sum and a requantize;
 * reshapes, transposes, max pooling (ops that commute with a positive affine map) of one
   dequantized tensor: the op on the integer tensor, plus a requantize when the output's
@@ -308,6 +309,14 @@ def _other_chain(chain: _Chain, q: Call) -> tuple[Expr, str]:
         return qnn.concat([d.args[0] for d in dqs], [_scalar(d.attrs.scale) for d in dqs],
                           [_scalar(d.attrs.zero_point) for d in dqs], sy, zy,
                           node.attrs.axis, out_dt), name
+    if name == "relax.nn.relu":
+        # relu of the real value = saturation at the output's zero point
+        from ..topi.qnn import INT_RANGES
+
+        dq = chain.dequantized(node.args[0], "input")
+        sx, zx = _scalar(dq.attrs.scale), _scalar(dq.attrs.zero_point)
+        return qnn.requantize(dq.args[0], sx, zx, sy, zy, out_dtype=out_dt,
+                              out_min=max(INT_RANGES[out_dt][0], zy)), name
     if name == "relax.mean":
         dq = chain.dequantized(node.args[0], "input")
         sx, zx = _scalar(dq.attrs.scale), _scalar(dq.attrs.zero_point)
