@@ -157,3 +157,24 @@ def test_the_pass_is_declared_by_name():
     target = meta["project"]["entry-points"]["tvm.passes"]["relax.QDQToInteger"]
     module, attr = target.split(":")
     assert getattr(importlib.import_module(module), attr)().info.name == "QDQToInteger"
+
+
+def test_relu6_as_onnx_maximum_minimum_becomes_saturation_bounds():
+    def body(bb, x):
+        xd = bb.emit(qnn.dequantize(x, SX, ZX))
+        wd = bb.emit(qnn.dequantize(relax.const(W), W_SCALE, 0, axis=0))
+        y = bb.emit(op.nn.conv2d(xd, wd, padding=1))
+        y = bb.emit(op.maximum(y, relax.const(np.float32(0.0))))
+        y = bb.emit(op.minimum(y, relax.const(np.float32(6.0))))
+        q = bb.emit(qnn.quantize(y, 0.03, 0, out_dtype="uint8"))
+        qd = bb.emit(qnn.dequantize(q, 0.03, 0))
+        return qnn.quantize(bb.emit(op.clip(qd, 0.5, 3.0)), 0.03, 0, out_dtype="uint8")
+
+    before = _func([_x()], body)
+    after, report = qdq_to_integer(before)
+    assert [e.integer for e in report.entries] == [True, True], str(report)
+    req = [b.value for b in after["main"].body.blocks[0].bindings
+           if getattr(b.value.op, "name", "") == "relax.qnn.requantize"]
+    assert [(r.attrs.out_min, r.attrs.out_max) for r in req] == [(0, 200), (17, 100)]
+    x = rng.integers(0, 256, (1, 3, 6, 6)).astype("uint8")
+    assert np.abs(run(before, x).astype(int) - run(after, x).astype(int)).max() <= 1

@@ -19,12 +19,13 @@ Rules (the table of :func:`qdq_rules`, applied by the shared rewrite driver), ea
 * ``conv2d`` / ``matmul`` (a Gemm's ``permute_dims`` of the weight included) of a per-tensor
   dequantized 8-bit input and a dequantized constant 8-bit weight (per tensor or per output
   channel), then optionally a constant bias add (re-quantized to int32 at the scale
-  ``sx * sw``) and a ReLU (folded into the requantize's lower bound): ``relax.qnn.conv2d`` /
+  ``sx * sw``) and a ReLU / Clip (folded into the requantize's saturation bounds): ``relax.qnn.conv2d`` /
   ``relax.qnn.matmul`` with a requantize epilogue (FuseOps fuses the bias add and the
   requantize into the kernel);
 * ``add`` / ``multiply`` / ``concat`` of dequantized 8-bit tensors: ``relax.qnn.add`` /
   ``multiply`` / ``concat``;
-* ``relu`` of a dequantized tensor: a requantize saturating at the output's zero point;
+* ReLU / Clip (ONNX's ``maximum`` / ``minimum`` by constants) of a dequantized tensor: a
+  requantize saturating at the quantized bounds (as epilogue of a conv2d / matmul too);
 * ``mean`` (a global average pool) of a dequantized tensor: an int32 sum and a requantize;
 * reshapes, transposes, max pooling (ops that commute with a positive affine map) of one
   dequantized tensor: the op on the integer tensor, plus a requantize when the output's
@@ -182,19 +183,14 @@ def _scalar(values: tuple) -> Any:
 
 
 # -- conv2d / matmul with epilogue ---------------------------------------------------------------
-def _linear_chain(chain: _Chain, q: Call) -> tuple[Expr, str]:
-    """The integer form of quantize([relu](([bias +] conv2d|matmul(dq(x), dq(W)))))."""
+def _linear_chain(chain: _Chain, q: Call, src: Expr, bounds: tuple) -> tuple[Expr, str]:
+    """The integer form of quantize([activation]([bias +] conv2d|matmul(dq(x), dq(W))));
+    ``src`` is what the activation (peeled off, its real ``bounds``) applies to."""
     from ..op import add, qnn
 
     qa = q.attrs
     out_dt = qa.out_dtype
-    src = q.args[0]
     node = chain.value(src)
-    relu = False
-    if _op_name(node) == "relax.nn.relu":
-        chain.single_use(src, "ReLU's input")
-        relu, src = True, node.args[0]
-        node = chain.value(src)
     bias = None
     if _op_name(node) == "relax.add":
         lhs, rhs = node.args
@@ -254,13 +250,60 @@ def _linear_chain(chain: _Chain, q: Call) -> tuple[Expr, str]:
         acc = qnn.matmul(x_q, w_q, zx, wa.zero_point, transpose_b=transpose_b)
     if bias is not None:
         acc = add(acc, Constant(_bias_int32(bias, acc_scale, node.struct_info.ndim, out_axis)))
+    zy = _scalar(qa.zero_point)
+    out_min, out_max = _quantized_bounds(bounds, qa)
+    out = qnn.requantize(acc, tuple(float(s) for s in acc_scale), 0, qa.scale, zy,
+                         axis=out_axis, out_dtype=out_dt, out_min=out_min, out_max=out_max)
+    return out, name
+
+
+def _peel_activation(chain: _Chain, src: Expr, check: bool = True) -> tuple[Expr, tuple]:
+    """``src`` without the ReLU / clip / maximum / minimum by constant scalars on top, and
+    the real bounds ``(lo, hi)`` (None: open) they apply."""
+    lo, hi = None, None
+    while True:
+        node = chain.value(src)
+        name = _op_name(node)
+        arg, new_lo, new_hi = None, None, None
+        if name == "relax.nn.relu":
+            arg, new_lo = node.args[0], 0.0
+        elif name == "relax.clip":
+            arg, new_lo, new_hi = node.args[0], node.attrs.min, node.attrs.max
+        elif name in ("relax.maximum", "relax.minimum"):
+            for a, b in (node.args, node.args[::-1]):
+                value = chain.constant(b) if not isinstance(chain.value(a), Constant) else None
+                if value is not None and value.size == 1:
+                    arg = a
+                    bound = float(value.reshape(-1)[0])
+                    new_lo, new_hi = (bound, None) if name == "relax.maximum" else (None, bound)
+                    break
+        if arg is None:
+            return src, (lo, hi)
+        if check:
+            chain.single_use(arg, f"{name.removeprefix('relax.')}'s input")
+        # the outer bound applies last: clip(clip(v, a, b), c, d) = clip(v, max(a, c), min(b, d))
+        lo = new_lo if lo is None else (lo if new_lo is None else max(lo, new_lo))
+        hi = new_hi if hi is None else (hi if new_hi is None else min(hi, new_hi))
+        src = arg
+
+
+def _quantized_bounds(bounds: tuple, qa: Any) -> tuple[Optional[int], Optional[int]]:
+    """Real activation bounds as saturation bounds of the quantized output: quantize is
+    monotone, so quantize(clip(v, lo, hi)) = clip(quantize(v), quantize(lo), quantize(hi))."""
     from ..topi.qnn import INT_RANGES
 
-    zy = _scalar(qa.zero_point)
-    out_min = max(INT_RANGES[out_dt][0], zy) if relu else None
-    out = qnn.requantize(acc, tuple(float(s) for s in acc_scale), 0, qa.scale, zy,
-                         axis=out_axis, out_dtype=out_dt, out_min=out_min)
-    return out, name
+    lo_t, hi_t = INT_RANGES[qa.out_dtype]
+    sy, zy = np.float32(_scalar(qa.scale)), _scalar(qa.zero_point)
+
+    def q(v: float) -> int:
+        return int(np.clip(np.rint(np.float32(v) / sy) + zy, lo_t, hi_t))
+
+    lo, hi = bounds
+    out_min = None if lo is None else q(lo)
+    out_max = None if hi is None else q(hi)
+    if out_min is not None and out_max is not None and out_min > out_max:
+        raise _NotConvertible(f"the activation's bounds [{lo}, {hi}] are empty")
+    return out_min, out_max
 
 
 def _bias_int32(bias: np.ndarray, acc_scale: np.ndarray, ndim: int, axis: int) -> np.ndarray:
@@ -309,14 +352,6 @@ def _other_chain(chain: _Chain, q: Call) -> tuple[Expr, str]:
         return qnn.concat([d.args[0] for d in dqs], [_scalar(d.attrs.scale) for d in dqs],
                           [_scalar(d.attrs.zero_point) for d in dqs], sy, zy,
                           node.attrs.axis, out_dt), name
-    if name == "relax.nn.relu":
-        # relu of the real value = saturation at the output's zero point
-        from ..topi.qnn import INT_RANGES
-
-        dq = chain.dequantized(node.args[0], "input")
-        sx, zx = _scalar(dq.attrs.scale), _scalar(dq.attrs.zero_point)
-        return qnn.requantize(dq.args[0], sx, zx, sy, zy, out_dtype=out_dt,
-                              out_min=max(INT_RANGES[out_dt][0], zy)), name
     if name == "relax.mean":
         dq = chain.dequantized(node.args[0], "input")
         sx, zx = _scalar(dq.attrs.scale), _scalar(dq.attrs.zero_point)
@@ -360,9 +395,14 @@ def qdq_rules(report: Optional[QDQReport] = None) -> list[RewriteRule]:
                 raise _NotConvertible("the output is quantized per channel")
             if q.attrs.out_dtype not in _INT8:
                 raise _NotConvertible(f"the output is {q.attrs.out_dtype}, not 8-bit")
-            linear = op in ("relax.nn.conv2d", "relax.matmul") or (
-                op in ("relax.nn.relu", "relax.add") and _feeds_linear(chain, node))
-            out, op = _linear_chain(chain, q) if linear else _other_chain(chain, q)
+            src, bounds = _peel_activation(chain, q.args[0])
+            inner = chain.value(src)
+            if _is_linear(chain, inner):
+                out, op = _linear_chain(chain, q, src, bounds)
+            elif bounds != (None, None) and _op_name(inner) == "relax.qnn.dequantize":
+                out, op = _activation_chain(chain, q, src, bounds), op
+            else:
+                out, op = _other_chain(chain, q)
         except _NotConvertible as why:
             if chain.linear is not None:
                 report._examined.add(id(chain.linear))
@@ -375,33 +415,42 @@ def qdq_rules(report: Optional[QDQReport] = None) -> list[RewriteRule]:
     return [RewriteRule(root, rewrite, "qdq-to-integer")]
 
 
+def _activation_chain(chain: _Chain, q: Call, src: Expr, bounds: tuple) -> Expr:
+    """quantize(activation(dequantize(x))): a requantize with the activation's bounds."""
+    from ..op import qnn
+
+    dq = chain.dequantized(src, "input")
+    qa = q.attrs
+    out_min, out_max = _quantized_bounds(bounds, qa)
+    return qnn.requantize(dq.args[0], _scalar(dq.attrs.scale), _scalar(dq.attrs.zero_point),
+                          _scalar(qa.scale), _scalar(qa.zero_point), out_dtype=qa.out_dtype,
+                          out_min=out_min, out_max=out_max)
+
+
+_LINEAR = ("relax.nn.conv2d", "relax.matmul")
+
+
+def _is_linear(chain: _Chain, node: Any) -> bool:
+    """A conv2d / matmul, or a bias add on one."""
+    if _op_name(node) in _LINEAR:
+        return True
+    return _op_name(node) == "relax.add" and any(
+        _op_name(chain.value(a)) in _LINEAR for a in node.args)
+
+
 def _is_chain(chain: _Chain, node: Any) -> bool:
     """Whether ``node`` computes on dequantized values (directly or as a linear epilogue)."""
+    node = chain.value(_peel_activation(chain, node, check=False)[0])
     if _op_name(node) == "relax.qnn.dequantize":
         return True
     if not isinstance(node, Call):
         return False
-    if _op_name(node) in ("relax.nn.relu", "relax.add") and _feeds_linear(chain, node):
-        node = chain.value(node.args[0]) if _op_name(node) == "relax.nn.relu" else node
-        if _op_name(node) == "relax.add":
-            node = next(chain.value(a) for a in node.args
-                        if _op_name(chain.value(a)) in ("relax.nn.conv2d", "relax.matmul"))
+    if _op_name(node) == "relax.add" and _is_linear(chain, node):
+        node = next(chain.value(a) for a in node.args if _op_name(chain.value(a)) in _LINEAR)
     args = list(node.args)
     if args and getattr(chain.value(args[0]), "fields", None) is not None:
         args = list(chain.value(args[0]).fields)  # concat's tuple
     return any(_op_name(chain.value(a)) == "relax.qnn.dequantize" for a in args)
-
-
-def _feeds_linear(chain: _Chain, node: Call) -> bool:
-    """Whether a ReLU / add is the epilogue of a conv2d or matmul."""
-    if _op_name(node) == "relax.nn.relu":
-        node = chain.value(node.args[0])
-        if _op_name(node) in ("relax.nn.conv2d", "relax.matmul"):
-            return True
-    if _op_name(node) == "relax.add":
-        return any(_op_name(chain.value(a)) in ("relax.nn.conv2d", "relax.matmul")
-                   for a in node.args)
-    return False
 
 
 def _unquantized_linear(func: Any, report: QDQReport) -> None:
