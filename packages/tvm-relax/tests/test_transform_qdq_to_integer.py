@@ -178,3 +178,29 @@ def test_relu6_as_onnx_maximum_minimum_becomes_saturation_bounds():
     assert [(r.attrs.out_min, r.attrs.out_max) for r in req] == [(0, 200), (17, 100)]
     x = rng.integers(0, 256, (1, 3, 6, 6)).astype("uint8")
     assert np.abs(run(before, x).astype(int) - run(after, x).astype(int)).max() <= 1
+
+
+def test_a_chain_through_several_float_ops_is_reported():
+    """An unfused batch-norm (x * s + b per channel) between dequantize and quantize."""
+    def body(bb, x):
+        xd = bb.emit(qnn.dequantize(x, SX, ZX))
+        y = bb.emit(op.multiply(xd, relax.const(np.full((3, 1, 1), 0.5, "float32"))))
+        y = bb.emit(op.add(y, relax.const(np.full((3, 1, 1), 0.1, "float32"))))
+        return qnn.quantize(bb.emit(op.nn.relu(y)), SY, ZY, out_dtype="uint8")
+
+    _, report = qdq_to_integer(_func([_x()], body))
+    assert len(report.float) == 1 and report.float[0].op == "add", str(report)
+    assert "not dequantized" in report.float[0].reason
+
+
+def test_relu_after_a_quantized_add_is_an_integer_clamp():
+    def body(bb, x):
+        xd = bb.emit(qnn.dequantize(x, 0.1, 3))
+        y = bb.emit(op.nn.relu(bb.emit(op.add(xd, xd))))
+        return qnn.quantize(y, 0.2, 10, out_dtype="int8")
+
+    before = _func([_x("int8", (2, 8))], body)
+    after, report = qdq_to_integer(before)
+    assert op_names(after) == ["relax.qnn.add", "relax.maximum"] and not report.float
+    x = rng.integers(-128, 128, (2, 8)).astype("int8")
+    assert np.abs(run(before, x).astype(int) - run(after, x).astype(int)).max() <= 1

@@ -324,13 +324,12 @@ def _bias_int32(bias: np.ndarray, acc_scale: np.ndarray, ndim: int, axis: int) -
 
 
 # -- elementwise, concat, movement, requantize ---------------------------------------------------
-def _other_chain(chain: _Chain, q: Call) -> tuple[Expr, str]:
+def _other_chain(chain: _Chain, q: Call, src: Expr) -> tuple[Expr, str]:
     from ..op import astype, qnn
     from ..op import sum as sum_
 
     qa = q.attrs
     sy, zy, out_dt = _scalar(qa.scale), _scalar(qa.zero_point), qa.out_dtype
-    src = q.args[0]
     node = chain.value(src)
     name = _op_name(node)
     if name == "relax.qnn.dequantize":
@@ -397,16 +396,18 @@ def qdq_rules(report: Optional[QDQReport] = None) -> list[RewriteRule]:
                 raise _NotConvertible(f"the output is {q.attrs.out_dtype}, not 8-bit")
             src, bounds = _peel_activation(chain, q.args[0])
             inner = chain.value(src)
+            chain.op = _op_name(inner) or op
             if _is_linear(chain, inner):
                 out, op = _linear_chain(chain, q, src, bounds)
             elif bounds != (None, None) and _op_name(inner) == "relax.qnn.dequantize":
                 out, op = _activation_chain(chain, q, src, bounds), op
             else:
-                out, op = _other_chain(chain, q)
+                out, op = _other_chain(chain, q, src)
+                out = _clamped(out, _quantized_bounds(bounds, q.attrs), q.attrs.out_dtype)
         except _NotConvertible as why:
             if chain.linear is not None:
                 report._examined.add(id(chain.linear))
-                op = chain.op
+            op = chain.op or op
             report.entries.append(QDQEntry(layer, op.removeprefix("relax."), False, str(why)))
             return None
         report.entries.append(QDQEntry(layer, op.removeprefix("relax."), True))
@@ -427,6 +428,20 @@ def _activation_chain(chain: _Chain, q: Call, src: Expr, bounds: tuple) -> Expr:
                           out_min=out_min, out_max=out_max)
 
 
+def _clamped(out: Expr, bounds: tuple, dtype: str) -> Expr:
+    """``out`` limited to integer ``bounds`` (an activation after an integer op: exact, as
+    quantize is monotone)."""
+    from ..expr import const
+    from ..op import maximum, minimum
+
+    lo, hi = bounds
+    if lo is not None:
+        out = maximum(out, const(np.array(lo, dtype)))
+    if hi is not None:
+        out = minimum(out, const(np.array(hi, dtype)))
+    return out
+
+
 _LINEAR = ("relax.nn.conv2d", "relax.matmul")
 
 
@@ -438,19 +453,21 @@ def _is_linear(chain: _Chain, node: Any) -> bool:
         _op_name(chain.value(a)) in _LINEAR for a in node.args)
 
 
-def _is_chain(chain: _Chain, node: Any) -> bool:
-    """Whether ``node`` computes on dequantized values (directly or as a linear epilogue)."""
-    node = chain.value(_peel_activation(chain, node, check=False)[0])
+def _is_chain(chain: _Chain, node: Any, depth: int = 8) -> bool:
+    """Whether ``node`` is computed from dequantized values (through at most ``depth`` float
+    ops): the quantize it feeds ends a QDQ chain."""
     if _op_name(node) == "relax.qnn.dequantize":
         return True
-    if not isinstance(node, Call):
+    if not isinstance(node, Call) or depth == 0:
         return False
-    if _op_name(node) == "relax.add" and _is_linear(chain, node):
-        node = next(chain.value(a) for a in node.args if _op_name(chain.value(a)) in _LINEAR)
+    if getattr(getattr(node, "struct_info", None), "dtype", "float32") not in (
+            "float32", "float16", "void") and _op_name(node):
+        return False
     args = list(node.args)
     if args and getattr(chain.value(args[0]), "fields", None) is not None:
-        args = list(chain.value(args[0]).fields)  # concat's tuple
-    return any(_op_name(chain.value(a)) == "relax.qnn.dequantize" for a in args)
+        args = list(chain.value(args[0]).fields) + args[1:]  # concat's tuple
+    return any(_is_chain(chain, chain.value(a), depth - 1) for a in args
+               if not isinstance(chain.value(a), Constant))
 
 
 def _unquantized_linear(func: Any, report: QDQReport) -> None:
