@@ -20,8 +20,10 @@ QUANT_DTYPES = ("int8", "uint8", "int16", "uint16", "int32")
 
 def float_params(op: str, what: str, value: Any, positive: bool = True) -> tuple:
     """A scale (a number or a sequence of numbers) as a non-empty tuple of finite floats."""
-    values = np.asarray(value, dtype="float64").reshape(-1) if not isinstance(value, float) \
-        else np.array([value])
+    try:
+        values = np.asarray(value, dtype="float64").reshape(-1)
+    except (TypeError, ValueError):
+        raise ValueError(f"{op}: {what} must be numbers, got {value!r}") from None
     if values.size == 0:
         raise ValueError(f"{op}: {what} must not be empty")
     for v in values:
@@ -72,10 +74,6 @@ def check_channels(call: Call, x: TensorStructInfo, axis: int, params: dict[str,
         if len(v) > 1 and size is not None and len(v) != size:
             raise op_error(call, f"{name} has {len(v)} values but axis {axis} has {size} "
                                  "channels")
-
-
-def channel_count(params: Sequence[tuple]) -> int:
-    return max(len(p) for p in params)
 
 
 def pick(values: tuple, n: int) -> np.ndarray:
