@@ -33,9 +33,10 @@ def float_params(op: str, what: str, value: Any, positive: bool = True) -> tuple
     return tuple(float(np.float32(v)) for v in values)
 
 
-def int_params(op: str, what: str, value: Any, dtype: Optional[str] = None) -> tuple:
+def int_params(op: str, what: str, value: Any, dtype: Optional[str] = None,
+               per_channel: bool = True) -> tuple:
     """A zero point (an int or a sequence of ints) as a non-empty tuple of ints, each within
-    ``dtype``'s range when given."""
+    ``dtype``'s range when given; equal per-channel values become one (per tensor)."""
     from ...topi.qnn import INT_RANGES
 
     arr = np.asarray(value)
@@ -44,7 +45,7 @@ def int_params(op: str, what: str, value: Any, dtype: Optional[str] = None) -> t
     values = tuple(int(v) for v in arr.reshape(-1))
     if not values:
         raise ValueError(f"{op}: {what} must not be empty")
-    if len(set(values)) == 1:
+    if per_channel and len(set(values)) == 1:
         values = values[:1]  # equal per-channel zero points are one per-tensor value
     if dtype is not None:
         lo, hi = INT_RANGES[dtype]

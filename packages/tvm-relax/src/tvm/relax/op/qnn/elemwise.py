@@ -201,7 +201,7 @@ def concat(tensors: Any, input_scales: Sequence[float], input_zero_points: Seque
             raise ValueError(f"{name}: needs at least one tensor")
         tensors = Tuple(list(tensors))
     scales = float_params(name, "input_scales", input_scales)
-    zps = int_params(name, "input_zero_points", input_zero_points)
+    zps = int_params(name, "input_zero_points", input_zero_points, per_channel=False)
     if len(scales) != len(zps):
         raise ValueError(f"{name}: {len(scales)} input_scales but {len(zps)} input_zero_points")
     call = make_call(name, [tensors], QConcatAttrs(
