@@ -7,7 +7,7 @@ weights, uint8 activations, calibrated on 8 seeded numpy images), then
     ort  fp32   InferenceSession(float model)
     ort  int8   InferenceSession(QDQ model)  (its QDQ fusion into QLinearConv / MLAS int8)
 
-    python benchmarks/quant.py                                   # resnet18 224x224, 1 and 2 threads
+    python benchmarks/quant.py                                   # resnet18, mobilenet_v2 224x224
     python benchmarks/quant.py --models resnet18 --image-size 112 --threads 1 --repeats 10
     python benchmarks/quant.py --mcpu=haswell                    # our AVX2 code path
 
@@ -234,7 +234,7 @@ def markdown(res: dict[str, Any], threads: list[int]) -> str:
 
 def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", default="resnet18")
+    parser.add_argument("--models", default="resnet18,mobilenet_v2")
     parser.add_argument("--image-size", type=int, default=224)
     parser.add_argument("--threads", default="1,2")
     parser.add_argument("--repeats", type=int, default=20)

@@ -74,26 +74,23 @@ def common_shift_multipliers(reals: Sequence[float], what: str) -> tuple[list[in
 
 
 def rounding_shift(p: PrimExpr, s: PrimExpr) -> PrimExpr:
-    """``round_half_even(p / 2**s)`` of an int64 ``p`` for a shift ``s`` in ``[1, 62]``."""
+    """``round_half_even(p / 2**s)`` of an int64 ``p`` for a shift ``s`` in ``[1, 62]``:
+    ``(p + 2**(s-1) - 1 + ((p >> s) & 1)) >> s`` (``>>`` floors; adding half minus one, plus
+    one more when the floor is odd, carries exactly the remainders above half, and half
+    itself when that makes the result even)."""
     s = int64(s)
     one = IntImm("int64", 1)
-    q = tir.op.shift_right(p, s)  # arithmetic shift: floor division by 2**s
-    rem = tir.op.bitwise_and(p, tir.op.shift_left(one, s) - one)
-    half = tir.op.shift_left(one, s - one)
-    odd = tir.op.bitwise_and(q, one) == one
-    up = tir.op.any(rem > half, tir.op.all(rem == half, odd))
-    return q + tir.op.if_then_else(up, one, IntImm("int64", 0))
+    odd = tir.op.bitwise_and(tir.op.shift_right(p, s), one)
+    bias = tir.op.shift_left(one, s - one) - one + odd
+    return tir.op.shift_right(p + bias, s)
 
 
 def rounding_shift_np(p: np.ndarray, s: Any) -> np.ndarray:
     """numpy twin of :func:`rounding_shift` (int64 arrays; ``s`` broadcasts)."""
     p = np.asarray(p, np.int64)
     s = np.asarray(s, np.int64)
-    q = p >> s
-    rem = p & ((np.int64(1) << s) - 1)
-    half = np.int64(1) << (s - 1)
-    up = (rem > half) | ((rem == half) & ((q & 1) == 1))
-    return q + up.astype(np.int64)
+    odd = (p >> s) & 1
+    return (p + (np.int64(1) << (s - 1)) - 1 + odd) >> s
 
 
 # -- parameters ---------------------------------------------------------------------------------
@@ -144,9 +141,13 @@ def requantize(data: te.Tensor, multiplier: Param, shift: Param, input_zero_poin
 
     def f(*idx: Any) -> PrimExpr:
         c = idx[axis] if data.ndim else None
-        x = cast(data(*idx), "int64") - _at(input_zero_point, c, "int64")
+        x = cast(data(*idx), "int64")
+        if isinstance(input_zero_point, te.Tensor) or input_zero_point != 0:
+            x = x - _at(input_zero_point, c, "int64")
         y = rounding_shift(x * _at(multiplier, c, "int64"), _at(shift, c, "int64"))
-        return cast(_clamp(y + _at(output_zero_point, c, "int64"), lo, hi), out_dtype)
+        if isinstance(output_zero_point, te.Tensor) or output_zero_point != 0:
+            y = y + _at(output_zero_point, c, "int64")
+        return cast(_clamp(y, lo, hi), out_dtype)
 
     return te.compute(tuple(data.shape), f, name="requantize")
 

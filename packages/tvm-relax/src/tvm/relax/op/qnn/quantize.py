@@ -246,7 +246,9 @@ def _legalize_requantize(bb: Any, call: Call) -> Expr:
     a = call.attrs
     values = requantize_params(a)
     dtypes = ("int32", "int32", "int32", "int32")
-    pairs = [param_args(tuple(int(v) for v in arr), dt) for arr, dt in zip(values, dtypes)]
+    # per-channel values that are all equal are one value (no table read in the kernel)
+    pairs = [param_args(tuple(int(v) for v in (arr[:1] if np.all(arr == arr[0]) else arr)), dt)
+             for arr, dt in zip(values, dtypes)]
     extra = [t for _, t in pairs if t is not None]
     axis = _axis(call)
 
