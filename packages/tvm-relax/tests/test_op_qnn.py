@@ -262,3 +262,13 @@ def test_calls_roundtrip_through_tvmscript():
     assert_structural_equal(R.parse(mod.script()), mod)
     legal = LegalizeOps()(mod)
     assert_structural_equal(R.parse(legal.script()), legal)
+
+
+def test_calls_roundtrip_through_json():
+    from tvm.ffi import from_json, to_json
+
+    x = _var("x", [1, 4, 5, 5], "uint8")
+    mod = _mod([x], lambda a: qnn.requantize(
+        qnn.conv2d(a, relax.const(np.ones((4, 4, 3, 3), "int8")), 128, [1, 2, 3, 4], padding=1),
+        [0.01, 0.02, 0.03, 0.04], 0, 0.1, 3, axis=1))
+    assert_structural_equal(from_json(to_json(mod)), mod)
