@@ -14,7 +14,7 @@ DOCS = Path(__file__).resolve().parents[1] / "docs" / "tutorials"
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 REQUIRES = re.compile(r"<!--\s*requires:([^>]*)-->")
 #: reference pages whose python blocks form a runnable example too
-REFERENCE = ["schedule_rules.md", "explore.md", "guarantees.md"]
+REFERENCE = ["schedule_rules.md", "explore.md", "guarantees.md", "quantization.md"]
 PAGES = sorted(DOCS.glob("*.md")) + [DOCS.parent / name for name in REFERENCE]
 
 

@@ -151,6 +151,7 @@ def _case_table():
             c(normal(2, 2, 4, 5)), c(uniform(-1.5, 1.5, 2, 2 * 4, 4, 3)),
             c(normal(3, 2, 2, 2)), padding=[1, 0, 0, 0], dilation=[1, 2]),
     })
+    cases.update(_qnn_cases())
     from tvm.relax.op.special_bessel import SPECIAL_UNARY_OPS
 
     for name in SPECIAL_UNARY_OPS:
@@ -171,6 +172,41 @@ def _case_table():
             c(uniform(1.5, 6, 3, 4)), c(uniform(0.5, 8, 4)))
     cases["relax.polygamma"] = lambda: op.polygamma(c(uniform(-6, 6, 3, 4)), 2)
     return cases
+
+
+def _qnn_cases():
+    """Quantized ops: int8/uint8 inputs, per-tensor and per-channel parameters."""
+    qnn = op.qnn
+    i8 = lambda *shape: ints(-128, 128, *shape, dtype="int8")  # noqa: E731
+    u8 = lambda *shape: ints(0, 256, *shape, dtype="uint8")  # noqa: E731
+    return {
+        "relax.qnn.quantize": lambda: qnn.quantize(
+            c(normal(2, 3, 4) * 20), [0.1, 0.25, 0.05], [1, -3, 0], axis=1),
+        "relax.qnn.quantize.uint8": lambda: qnn.quantize(
+            c(np.arange(-6, 6, dtype="float32").reshape(3, 4) * 0.5), 1.0, 128,
+            out_dtype="uint8"),
+        "relax.qnn.dequantize": lambda: qnn.dequantize(c(u8(3, 4)), [0.5, 0.1, 0.3, 0.2],
+                                                       [128, 120, 0, 255], axis=-1),
+        "relax.qnn.requantize": lambda: qnn.requantize(
+            c(ints(-40000, 40000, 2, 3, 4)), [0.001, 0.0007, 0.0003], 0, 0.05, -2, axis=1),
+        "relax.qnn.requantize.relu": lambda: qnn.requantize(
+            c(i8(3, 4)),
+            0.5, 3, 0.25, 128, out_dtype="uint8", out_min=128),
+        "relax.qnn.conv2d": lambda: qnn.conv2d(
+            c(u8(1, 4, 5, 5)), c(i8(6, 2, 3, 3)), 130, [0, 1, -2, 3, 0, 5], strides=2,
+            padding=1, groups=2),
+        "relax.qnn.conv2d.nhwc": lambda: qnn.conv2d(
+            c(i8(1, 5, 5, 3)), c(i8(3, 3, 3, 4)), -5, 0, padding=(1, 0, 0, 1),
+            data_layout="NHWC", kernel_layout="HWIO"),
+        "relax.qnn.matmul": lambda: qnn.matmul(c(u8(2, 3, 7)), c(i8(7, 5)), 100,
+                                               [1, 2, 3, 4, 5]),
+        "relax.qnn.matmul.dense": lambda: qnn.dense(c(i8(3, 7)), c(i8(4, 7)), -3, 0),
+        "relax.qnn.add": lambda: qnn.add(c(i8(3, 4)), c(u8(4)), 0.05, -3, 0.1, 128, 0.12, 5),
+        "relax.qnn.multiply": lambda: qnn.multiply(c(u8(3, 4)), c(u8(3, 1)), 0.02, 100, 0.03,
+                                                   120, 0.01, 128, out_dtype="uint8"),
+        "relax.qnn.concat": lambda: qnn.concat([c(i8(2, 3)), c(i8(2, 2)), c(i8(2, 1))],
+                                               [0.1, 0.2, 0.3], [0, 3, 1], 0.2, 3, axis=1),
+    }
 
 
 CASES = _case_table()

@@ -4,7 +4,7 @@ Each family module declares its operators with :func:`~tvm.relax.op.base.registe
 (name, inputs, Attrs class, StructInfo inference, later the legalization) in one place.
 """
 
-from . import base, builtin, image, nn, random, vision
+from . import base, builtin, image, nn, qnn, random, vision
 from .base import Attrs, OpSpec, get_op_spec, make_call, register_op
 from .bits import BitcastAttrs, CastE8M0Attrs, bitcast, cast_e8m0
 from .binary import *  # noqa: F403

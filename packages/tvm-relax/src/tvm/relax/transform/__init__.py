@@ -11,6 +11,7 @@ from .fold_constant import FoldConstant, fold_constant
 from .fold_batchnorm import FoldBatchnormToConv2D
 from .convert_layout import ConvertLayout, convert_layout
 from .pipeline import GRAPH_PASS_OPT_LEVELS, get_default_graph_pipeline
+from .qdq_to_integer import QDQReport, QDQToInteger, qdq_to_integer
 # fusion and VM lowering (relax.build)
 from .annotate_tir_op_pattern import AnnotateTIROpPattern, OpPatternKind, analyze_op_pattern
 from .fuse_ops import FuseOps

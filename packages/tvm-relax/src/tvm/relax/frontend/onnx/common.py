@@ -164,7 +164,7 @@ class _OpTable:
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
-        if name in ("nn", "image", "vision", "builtin", "linalg"):
+        if name in ("nn", "image", "vision", "builtin", "linalg", "qnn"):
             return _OpTable(f"{self._prefix}{name}.")
         return _lookup_op(self._prefix + name)
 

@@ -42,8 +42,10 @@ MIN_OPSET = 1
 _FOLD_LIMIT = 1 << 22  # elements; larger results stay in the program
 _REFERENCE_FOLD_LIMIT = 1 << 16  # input elements evaluated at import time by onnx.reference
 _NOT_GIVEN: Any = object()  # no shape_dict entry
+# DequantizeLinear of constant weights stays a relax.qnn.dequantize so that QDQToInteger sees
+# the weights' quantization (relax.build's FoldConstant folds what stays float)
 _NO_REFERENCE_FOLD = {"If", "Loop", "Scan", "SequenceMap", "Bernoulli", "Multinomial",
-                      "Dropout", "Constant"}
+                      "Dropout", "Constant", "DequantizeLinear"}
 
 
 def _empty_type() -> Any:

@@ -1,6 +1,11 @@
-"""ONNX quantisation operators, decomposed into float arithmetic: QuantizeLinear,
-DequantizeLinear, DynamicQuantizeLinear, MatMulInteger, QLinearMatMul, ConvInteger,
-QLinearConv.
+"""ONNX quantisation operators: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear,
+MatMulInteger, QLinearMatMul, ConvInteger, QLinearConv and the com.microsoft QLinearAdd /
+QLinearMul.
+
+With constant quantization parameters and 8-bit tensors they import as the integer operators
+of ``relax.qnn`` (int32 accumulation, fixed-point requantize; see ``docs/quantization.md``);
+otherwise (parameters computed at run time, 16-bit, float8/int4 types, blocked or per-row
+quantization, 1-d or 3-d convolutions) they are decomposed into float arithmetic.
 
 Quantized types: 8/16-bit integers, int4/uint4/int2/uint2 (rounded half to even and clamped
 to their range), the float8 formats (``x / scale``, clamped to the finite range when
@@ -10,6 +15,8 @@ converted as by Cast)."""
 from __future__ import annotations
 
 from typing import Any, Optional
+
+import numpy as np
 
 from . import low_precision as lowp
 from .common import R, converter, onnx_dtype_to_str
@@ -75,6 +82,11 @@ def _blocked(ctx: Any, value: Any, value_i: int, ndim: int, axis: int) -> Any:
 @converter("DequantizeLinear")
 def _dequantize_linear(ctx: Any) -> Any:
     _block_check(ctx)
+    if not ctx.attr("block_size", 0) and ctx.dtype(0) in _QNN_DEQUANT_TYPES \
+            and ctx.dtype(1) == "float32":
+        scale, zp = _const_param(ctx, 1), _const_param(ctx, 2, 0)
+        if scale is not None and zp is not None:
+            return R.qnn.dequantize(ctx.input(0), scale, zp, _qaxis(ctx, scale, zp))
     ndim = ctx.ndim(0)
     axis = ctx.attr("axis", 1)
     fdt = ctx.dtype(1)
@@ -101,6 +113,11 @@ def _quantize_linear(ctx: Any) -> Any:
         out_dt = "uint8"
     saturate = bool(ctx.attr("saturate", 1))
     x = ctx.input(0)
+    if not ctx.attr("block_size", 0) and out_dt in _QNN_QUANT_TYPES and fdt == "float32" \
+            and ctx.dtype(1) == "float32":
+        scale, zp = _const_param(ctx, 1), _const_param(ctx, 2, 0)
+        if scale is not None and zp is not None:
+            return R.qnn.quantize(x, scale, zp, _qaxis(ctx, scale, zp), out_dt)
     if ctx.attr("block_size", 0):
         scale = _blocked(ctx, ctx.input(1), 1, ndim, axis)
         zp = _blocked(ctx, ctx.input(2), 2, ndim, axis) if ctx.has(2) else None
@@ -128,6 +145,9 @@ def _dynamic_quantize_linear(ctx: Any) -> Any:
 
 @converter("MatMulInteger")
 def _matmul_integer(ctx: Any) -> Any:
+    q = _integer_matmul(ctx, 0, 2, 1, 3)
+    if q is not None:
+        return q
     a = R.astype(ctx.input(0), "int32")
     b = R.astype(ctx.input(1), "int32")
     if ctx.has(2):
@@ -142,6 +162,13 @@ def _matmul_integer(ctx: Any) -> Any:
 
 @converter("QLinearMatMul")
 def _qlinear_matmul(ctx: Any) -> Any:
+    acc = _integer_matmul(ctx, 0, 2, 3, 5)
+    params = [_const_param(ctx, i) for i in (1, 4, 6, 7)]
+    if acc is not None and all(p is not None for p in params) and ctx.dtype(1) == "float32" \
+            and len(params[0]) == 1 and len(params[2]) == 1 and len(params[3]) == 1:
+        a_scale, b_scale, y_scale, y_zp = params
+        return R.qnn.requantize(acc, _product(a_scale, b_scale), 0, y_scale, y_zp, axis=-1,
+                                out_dtype=ctx.dtype(7))
     fdt = "float32"
     a = dequantize(ctx, ctx.input(0), ctx.dtype(0), R.astype(ctx.input(1), fdt), ctx.input(2), fdt)
     b_scale = R.astype(ctx.input(4), fdt)
@@ -168,6 +195,9 @@ def _conv_call(ctx: Any, x: Any, w: Any) -> Any:
 
 @converter("ConvInteger")
 def _conv_integer(ctx: Any) -> Any:
+    q = _integer_conv(ctx, 0, 2, 1, 3)
+    if q is not None:
+        return q
     x = R.astype(ctx.input(0), "int32")
     w = R.astype(ctx.input(1), "int32")
     if ctx.has(2):
@@ -179,6 +209,16 @@ def _conv_integer(ctx: Any) -> Any:
 
 @converter("QLinearConv")
 def _qlinear_conv(ctx: Any) -> Any:
+    acc = _integer_conv(ctx, 0, 2, 3, 5)
+    params = [_const_param(ctx, i) for i in (1, 4, 6, 7)]
+    if acc is not None and all(p is not None for p in params) and ctx.dtype(1) == "float32" \
+            and len(params[0]) == 1 and len(params[2]) == 1 and len(params[3]) == 1 \
+            and (not ctx.has(8) or ctx.dtype(8) == "int32"):
+        x_scale, w_scale, y_scale, y_zp = params
+        if ctx.has(8):
+            acc = acc + R.reshape(ctx.input(8), [-1, 1, 1])
+        return R.qnn.requantize(acc, _product(x_scale, w_scale), 0, y_scale, y_zp, axis=1,
+                                out_dtype=ctx.dtype(7))
     fdt = "float32"
     x = dequantize(ctx, ctx.input(0), ctx.dtype(0), R.astype(ctx.input(1), fdt), ctx.input(2), fdt)
     w_scale = _per_axis(ctx, R.astype(ctx.input(4), fdt), 4, 4, 0)
@@ -189,3 +229,81 @@ def _qlinear_conv(ctx: Any) -> Any:
         bias = R.astype(ctx.input(8), fdt) * R.astype(ctx.input(1), fdt) * R.astype(ctx.input(4), fdt)
         y = y + R.reshape(bias, [-1, 1, 1])
     return quantize(ctx, y, R.astype(ctx.input(6), fdt), ctx.input(7), ctx.dtype(7), fdt)
+
+
+# -- the integer path (relax.qnn) -------------------------------------------------------------
+_QNN_TYPES = ("int8", "uint8")  # operands of the integer conv / matmul / add / mul
+_QNN_QUANT_TYPES = ("int8", "uint8", "int16", "uint16")
+_QNN_DEQUANT_TYPES = _QNN_QUANT_TYPES + ("int32",)  # int32: the biases of QDQ models
+
+
+def _const_param(ctx: Any, i: int, default: Optional[int] = None) -> Optional[tuple]:
+    """A constant scale / zero point input as a tuple (``(default,)`` when absent and a
+    default is given; None when it is not a constant of at most one dimension)."""
+    if not ctx.has(i):
+        return None if default is None else (default,)
+    value = ctx.const(i)
+    if value is None or np.ndim(value) > 1:
+        return None
+    return tuple(np.asarray(value).reshape(-1).tolist())
+
+
+def _qaxis(ctx: Any, *params: tuple) -> int:
+    return ctx.attr("axis", 1) if any(len(p) > 1 for p in params) else -1
+
+
+def _product(a: tuple, b: tuple) -> tuple:
+    """Per-channel products of two scales in float32 (as onnxruntime forms them)."""
+    return tuple(np.float32(x) * np.float32(y) for x, y in np.broadcast(a, b))
+
+
+def _integer_matmul(ctx: Any, a_i: int, za_i: int, b_i: int, zb_i: int) -> Any:
+    """``relax.qnn.matmul`` of 8-bit operands of at least 2 dimensions with constant zero
+    points (a's per tensor, b's per tensor or per column), None otherwise."""
+    if ctx.dtype(a_i) not in _QNN_TYPES or ctx.dtype(b_i) not in _QNN_TYPES:
+        return None
+    if ctx.ndim(a_i) < 2 or ctx.ndim(b_i) < 2:
+        return None
+    za, zb = _const_param(ctx, za_i, 0), _const_param(ctx, zb_i, 0)
+    if za is None or zb is None or len(za) != 1:
+        return None
+    return R.qnn.matmul(ctx.input(a_i), ctx.input(b_i), za[0], zb)
+
+
+def _integer_conv(ctx: Any, x_i: int, zx_i: int, w_i: int, zw_i: int) -> Any:
+    """``relax.qnn.conv2d`` of an 8-bit 2-d convolution with constant zero points, None
+    otherwise."""
+    from .ops_nn import _auto_pads, _spatial
+
+    if ctx.dtype(x_i) not in _QNN_TYPES or ctx.dtype(w_i) not in _QNN_TYPES or ctx.ndim(x_i) != 4:
+        return None
+    zx, zw = _const_param(ctx, zx_i, 0), _const_param(ctx, zw_i, 0)
+    if zx is None or zw is None or len(zx) != 1:
+        return None
+    _, kernel = _spatial(ctx, w_i)
+    strides = list(ctx.attr("strides", [1, 1]))
+    dilations = list(ctx.attr("dilations", [1, 1]))
+    pads = _auto_pads(ctx, ctx.shape(x_i)[2:], kernel, strides, dilations)
+    return R.qnn.conv2d(ctx.input(x_i), ctx.input(w_i), zx[0], zw, strides, pads, dilations,
+                        ctx.attr("group", 1))
+
+
+def _qlinear_binary(ctx: Any, op: Any) -> Any:
+    params = [_const_param(ctx, i, 0 if i in (2, 5, 7) else None) for i in (1, 2, 4, 5, 6, 7)]
+    if ctx.dtype(0) not in _QNN_TYPES or ctx.dtype(3) not in _QNN_TYPES \
+            or any(p is None or len(p) != 1 for p in params):
+        raise ctx.unsupported("QLinearAdd/QLinearMul need constant per-tensor scales and zero "
+                              "points and 8-bit inputs")
+    (sa,), (za,), (sb,), (zb,), (sy,), (zy,) = params
+    out_dt = ctx.dtype(7) if ctx.has(7) else ctx.dtype(0)
+    return op(ctx.input(0), ctx.input(3), sa, za, sb, zb, sy, zy, out_dt)
+
+
+@converter("QLinearAdd", domain="com.microsoft")
+def _qlinear_add(ctx: Any) -> Any:
+    return _qlinear_binary(ctx, R.qnn.add)
+
+
+@converter("QLinearMul", domain="com.microsoft")
+def _qlinear_mul(ctx: Any) -> Any:
+    return _qlinear_binary(ctx, R.qnn.multiply)
