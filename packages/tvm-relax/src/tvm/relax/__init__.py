@@ -91,5 +91,6 @@ _install_script_printer()
 
 # ``relax.transform``, ``relax.frontend``, ... import on first use (keeps import fast)
 __getattr__, __dir__ = lazy_exports(
-    __name__, {}, submodules=("transform", "frontend", "analysis", "vm", "topi", "dpl", "op")
+    __name__, {}, submodules=("transform", "frontend", "analysis", "vm", "topi", "dpl", "op",
+                           "quantize")
 )
