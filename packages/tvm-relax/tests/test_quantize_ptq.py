@@ -184,3 +184,37 @@ def test_unknown_skip_and_bad_batches_are_errors():
         quantize(mod, _batches((1, 3, 12, 12), 1, 0), QuantizeConfig(skip=["nope"]))
     with pytest.raises(ValueError, match="calibration_data is empty"):
         quantize(mod, [])
+
+
+def _conv_bn_net(seed=3):
+    rng = np.random.default_rng(seed)
+    x = relax.Var("x", relax.TensorStructInfo([1, 3, 8, 8], "float32"))
+
+    def c(*shape, s=1.0, off=0.0):
+        return relax.const((rng.standard_normal(shape) * s + off).astype("float32"))
+
+    bb = relax.BlockBuilder()
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            y = bb.emit(op.nn.conv2d(x, c(6, 3, 3, 3, s=0.3), padding=1), "conv")
+            bn = bb.emit(op.nn.batch_norm(y, c(6, s=0.1, off=1.0), c(6, s=0.1), c(6, s=0.1),
+                                          relax.const(np.full(6, 0.8, "float32"))))
+            y = bb.emit(op.nn.relu(bb.emit(relax.TupleGetItem(bn, 0))))
+            y = bb.emit_output(op.mean(y, axis=[2, 3]))
+        bb.emit_func_output(y)
+    return bb.get()
+
+
+@requires_host_jit
+def test_batch_norm_is_folded_and_batches_may_be_lists_or_arrays(capsys):
+    mod = _conv_bn_net()
+    rng = np.random.default_rng(5)
+    data = [rng.standard_normal((1, 3, 8, 8)).astype("float32") for _ in range(12)]
+    batches = [[d] for d in data[:6]] + data[6:]  # lists in parameter order, or one array
+    qmod, report = quantize(mod, batches)
+    assert "relax.nn.batch_norm" not in op_names(qmod)
+    assert op_names(qmod).count("relax.qnn.conv2d") == 1 and report.cosine >= 0.99
+    err = capsys.readouterr().err  # more than progress_every (10) batches: a line each 10
+    assert "calibrated 10/12 batches" in err and "calibrated 12/12 batches" in err
+    with pytest.raises(ValueError, match="lacks input"):
+        quantize(mod, [{"y": data[0]}])
