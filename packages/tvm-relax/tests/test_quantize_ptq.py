@@ -218,3 +218,23 @@ def test_batch_norm_is_folded_and_batches_may_be_lists_or_arrays(capsys):
     assert "calibrated 10/12 batches" in err and "calibrated 12/12 batches" in err
     with pytest.raises(ValueError, match="lacks input"):
         quantize(mod, [{"y": data[0]}])
+
+
+@requires_host_jit
+def test_gemm_weight_transpose_without_the_graph_pipeline():
+    rng = np.random.default_rng(4)
+    x = relax.Var("x", relax.TensorStructInfo([2, 16], "float32"))
+    w = relax.const((rng.standard_normal((8, 16)) * 0.25).astype("float32"))  # [N, K]
+    bb = relax.BlockBuilder()
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            wt = bb.emit(op.permute_dims(w, [1, 0]))
+            y = bb.emit_output(op.matmul(x, wt))
+        bb.emit_func_output(y)
+    mod = bb.get()
+    qmod, report = quantize(mod, _batches((2, 16), 6, 0), QuantizeConfig(fold=False))
+    assert op_names(qmod) == ["relax.qnn.quantize", "relax.qnn.matmul", "relax.qnn.requantize",
+                              "relax.qnn.dequantize"]
+    assert len(report.layers[0].weight_scales) == 2 and report.cosine >= 0.99
+    held_out = _batches((2, 16), 4, 9)
+    assert _cosine(_run(mod, held_out), _run(qmod, held_out)) >= 0.99

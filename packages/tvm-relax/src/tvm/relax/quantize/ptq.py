@@ -81,11 +81,18 @@ def _vars_in(expr: Any) -> list[Var]:
 
 
 def _constant(expr: Any, values: Mapping[Var, Any]) -> Optional[np.ndarray]:
+    """The value of a constant, or of a transposed constant (a Gemm's weight)."""
     while isinstance(expr, Var) and expr in values:
         expr = values[expr]
     if isinstance(expr, Constant):
         data = expr.data
         return data.numpy() if hasattr(data, "numpy") else np.asarray(data)
+    if _op_name(expr) == "relax.permute_dims":
+        inner = _constant(expr.args[0], values)
+        axes = expr.attrs.axes
+        if inner is not None:
+            return np.ascontiguousarray(np.transpose(inner, None if axes is None else
+                                                     [int(a) for a in axes]))
     return None
 
 
@@ -278,7 +285,8 @@ def quantize(mod: IRModule, calibration_data: Iterable[Any],
     arrays in ``main``'s parameter order, or one array; it is iterated twice (calibration and
     error measurement), so a one-shot iterator is first stored in a list.
     """
-    from ..transform import QDQReport, QDQToInteger, get_default_graph_pipeline
+    from ..transform import (DeadCodeElimination, QDQReport, QDQToInteger,
+                             get_default_graph_pipeline)
 
     config = config if config is not None else QuantizeConfig()
     if not isinstance(config, QuantizeConfig):
@@ -343,6 +351,7 @@ def quantize(mod: IRModule, calibration_data: Iterable[Any],
     qfunc = _InsertQDQ(mod, qparams, weights, config.activation_dtype, names).run(func)
     qdq_report = QDQReport()
     qmod = QDQToInteger(qdq_report)(mod.with_function("main", qfunc))
+    qmod = DeadCodeElimination()(qmod)  # the float values the rewrite replaced
 
     # error on the calibration data: final output and each layer's output
     probes = _named_vars(qmod["main"], [names[la.end] for la in chosen])
