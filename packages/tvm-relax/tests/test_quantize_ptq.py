@@ -238,3 +238,43 @@ def test_gemm_weight_transpose_without_the_graph_pipeline():
     assert len(report.layers[0].weight_scales) == 2 and report.cosine >= 0.99
     held_out = _batches((2, 16), 4, 9)
     assert _cosine(_run(mod, held_out), _run(qmod, held_out)) >= 0.99
+
+
+def _encoder(seed=6, seq=8, dim=16, hidden=32):
+    """One transformer encoder layer (single head): its 6 weight matmuls are layers, the
+    attention's activation x activation matmuls, softmax and layer norms stay float."""
+    rng = np.random.default_rng(seed)
+    x = relax.Var("x", relax.TensorStructInfo([1, seq, dim], "float32"))
+
+    def w(k, n):
+        return relax.const((rng.standard_normal((k, n)) / np.sqrt(k)).astype("float32"))
+
+    ones, zeros = (relax.const(np.full(dim, v, "float32")) for v in (1.0, 0.0))
+    bb = relax.BlockBuilder()
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            q, k, v = (bb.emit(op.matmul(x, w(dim, dim)), n) for n in ("q", "k", "v"))
+            s = bb.emit(op.matmul(q, bb.emit(op.permute_dims(k, [0, 2, 1]))))
+            p = bb.emit(op.nn.softmax(bb.emit(op.multiply(s, relax.const(
+                np.float32(dim ** -0.5))))))
+            ctx = bb.emit(op.matmul(p, v))
+            h = bb.emit(op.nn.layer_norm(bb.emit(op.add(bb.emit(op.matmul(ctx, w(dim, dim)),
+                                                                "o"), x)), ones, zeros))
+            f = bb.emit(op.nn.relu(bb.emit(op.matmul(h, w(dim, hidden)), "ffn1")))
+            f = bb.emit(op.matmul(f, w(hidden, dim)), "ffn2")
+            out = bb.emit_output(op.nn.layer_norm(bb.emit(op.add(f, h)), ones, zeros))
+        bb.emit_func_output(out)
+    return bb.get()
+
+
+@requires_host_jit
+def test_encoder_embeddings_stay_close_to_float():
+    mod = _encoder()
+    qmod, report = quantize(mod, _batches((1, 8, 16), 16, 0),
+                            QuantizeConfig(calibrate="entropy", activation_dtype="int8",
+                                           progress=False))
+    assert [la.name for la in report.quantized] == ["q", "k", "v", "o", "ffn1", "ffn2"]
+    assert op_names(qmod).count("relax.qnn.matmul") == 6
+    held_out = _batches((1, 8, 16), 8, 11)
+    ref, out = _run(mod, held_out), _run(qmod, held_out)
+    assert min(_cosine(r, o) for r, o in zip(ref, out)) >= 0.99
