@@ -327,19 +327,8 @@ def quantize(mod: IRModule, calibration_data: Iterable[Any],
             stats[t].update(value)
         tick(i + 1)
 
-    qparams, ranges = {}, {}
-    for t in tensors:
-        s = stats[t]
-        signed = config.activation_dtype == "int8" or s.min < 0
-        if config.calibrate == "minmax":
-            thr = minmax_threshold(s)
-        elif config.calibrate == "percentile":
-            thr = percentile_threshold(s, config.percentile)
-        else:
-            thr = entropy_threshold(s, 128 if signed else 256)
-        lo, hi = max(s.min, -thr), min(s.max, thr)
-        ranges[t] = (lo, hi)
-        qparams[t] = activation_params(lo, hi, config.activation_dtype)
+    ranges = {t: _activation_range(stats[t], config) for t in tensors}
+    qparams = {t: activation_params(*ranges[t], config.activation_dtype) for t in tensors}
     weights = {}
     for la in chosen:
         wq, scales = weight_params(la.weight, la.axis)
@@ -356,17 +345,9 @@ def quantize(mod: IRModule, calibration_data: Iterable[Any],
     # error on the calibration data: final output and each layer's output
     probes = _named_vars(qmod["main"], [names[la.end] for la in chosen])
     run_quant = _compile(_instrumented(qmod, probes))
-    errors = {la.index: _Error() for la in chosen}
-    total = _Error()
-    for batch in batches:
-        args = _batch_args(batch, params)
-        f_outs, q_outs = run_float(*args), run_quant(*args)
-        total.add(np.concatenate([o.reshape(-1) for o in f_outs[:n_out]]),
-                  np.concatenate([o.reshape(-1) for o in q_outs[:len(q_outs) - len(probes)]]))
-        f_by_var = dict(zip(tensors, f_outs[n_out:]))
-        for la, q in zip(chosen, q_outs[len(q_outs) - len(probes):]):
-            scale, zp = qparams[la.end]
-            errors[la.index].add(f_by_var[la.end], (q.astype(np.float64) - zp) * scale)
+    total, errors = _measure(run_float, run_quant, batches, params, tensors, n_out,
+                             [(la.end, qparams[la.end]) for la in chosen])
+    errors = dict(zip((la.index for la in chosen), errors))
 
     rows = []
     for la in layers:
@@ -381,6 +362,37 @@ def quantize(mod: IRModule, calibration_data: Iterable[Any],
     report = QuantizeReport(rows, config.calibrate, config.activation_dtype, len(batches),
                             total.max_abs, total.relative, total.cosine, qdq_report)
     return qmod, report
+
+
+def _activation_range(s: TensorStats, config: QuantizeConfig) -> tuple[float, float]:
+    """The calibrated ``[lo, hi]`` of one tensor: its observed range clipped at the
+    threshold of ``config.calibrate``."""
+    if config.calibrate == "minmax":
+        thr = minmax_threshold(s)
+    elif config.calibrate == "percentile":
+        thr = percentile_threshold(s, config.percentile)
+    else:
+        signed = config.activation_dtype == "int8" or s.min < 0
+        thr = entropy_threshold(s, 128 if signed else 256)
+    return max(s.min, -thr), min(s.max, thr)
+
+
+def _measure(run_float: Callable[..., list], run_quant: Callable[..., list], batches: Sequence,
+             params: Sequence[Var], tensors: Sequence[Var], n_out: int,
+             probes: Sequence[tuple]) -> tuple["_Error", list["_Error"]]:
+    """The final output's error and each probe's (a float tensor and the ``(scale, zp)`` of
+    its quantized form, the quantized module's extra results) over ``batches``."""
+    total, errors = _Error(), [_Error() for _ in probes]
+    for batch in batches:
+        args = _batch_args(batch, params)
+        f_outs, q_outs = run_float(*args), run_quant(*args)
+        q_main, q_probes = q_outs[:len(q_outs) - len(probes)], q_outs[len(q_outs) - len(probes):]
+        total.add(np.concatenate([o.reshape(-1) for o in f_outs[:n_out]]),
+                  np.concatenate([o.reshape(-1) for o in q_main]))
+        f_by_var = dict(zip(tensors, f_outs[n_out:]))
+        for err, (var, (scale, zp)), q in zip(errors, probes, q_probes):
+            err.add(f_by_var[var], (q.astype(np.float64) - zp) * scale)
+    return total, errors
 
 
 def _named_vars(func: Function, names: Sequence[str]) -> list[Var]:
