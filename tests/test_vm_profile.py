@@ -141,15 +141,20 @@ def test_profile_total_agrees_with_the_measured_latency(executable, image, tmp_p
     the machine spoils one sample rather than the comparison); the best of a few attempts
     must agree within 5%: a profiler that adds or loses time fails every attempt.  Measured
     in a fresh process that loads the exported executable: in a test process other tests
-    may have loaded a second OpenMP runtime (torch's) whose threads compete with ours."""
+    may have loaded a second OpenMP runtime (torch's) whose threads compete with ours.  One
+    thread: a parallel kernel on a loaded host waits for its slowest thread, which made the
+    two measurements of a 2-core CI host differ by up to 2.7x (what is compared is the
+    profiler's accounting, not parallel speed)."""
+    import os
     import subprocess
     import sys
 
     executable.export_library(tmp_path / "cnn.so")
     np.save(tmp_path / "image.npy", image)
+    env = dict(os.environ, TVM_NUM_THREADS="1", OMP_NUM_THREADS="1")
     proc = subprocess.run([sys.executable, "-c", _AGREEMENT, str(tmp_path / "cnn.so"),
                            str(tmp_path / "image.npy")], capture_output=True, text=True,
-                          timeout=600)
+                          timeout=600, env=env)
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     errors = result["errors"]

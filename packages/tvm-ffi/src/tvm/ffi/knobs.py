@@ -26,7 +26,7 @@ __all__ = [
     "DISABLE_PLUGINS", "TRACE_PLUGINS", "ALLOW_MISSING_CPU_FEATURES", "NUM_THREADS", "CACHE_DIR",
     "XDG_CACHE_HOME", "C_KEEP_SOURCE", "CC", "CROSS_CC", "NVCC", "NVRTC", "CUDA_HOME", "CUDA_PATH",
     "OMP_WAIT_POLICY",
-    "SCHEDULE_RULES_STRICT", "VM_MAX_STEPS",
+    "SCHEDULE_RULES_STRICT", "VM_MAX_STEPS", "RPC_KEY",
 ]
 
 KINDS = ("bool", "int", "str", "path", "names")
@@ -183,6 +183,10 @@ SCHEDULE_RULES_STRICT = declare_knob(
     "TVM_SCHEDULE_RULES_STRICT", "bool", False,
     "a failing default schedule rule raises instead of logging and skipping",
     "tvm-tir")
+RPC_KEY = declare_knob(
+    "TVM_RPC_KEY", "str", None,
+    "the shared key of an RPC server or tracker started without --key/--key-file",
+    "tvm-runtime")
 VM_MAX_STEPS = declare_knob(
     "TVM_VM_MAX_STEPS", "int", None,
     "stop a VM call with a VMError after this many executed instructions (default: no limit)",

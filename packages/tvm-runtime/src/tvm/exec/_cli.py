@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import os
 import signal
 import sys
 import threading
 from typing import Any
+
+from tvm.ffi import knobs
 
 
 def add_key_options(parser: argparse.ArgumentParser, what: str) -> None:
@@ -22,7 +23,7 @@ def read_key(args: argparse.Namespace) -> str | None:
     if args.key_file:
         with open(args.key_file, encoding="utf-8") as f:
             return f.read().strip()
-    return args.key or os.environ.get("TVM_RPC_KEY") or None
+    return args.key or knobs.RPC_KEY.get() or None
 
 
 def host_port(text: str) -> tuple[str, int]:
