@@ -25,3 +25,15 @@ def pytest_collection_modifyitems(config, items):  # noqa: ARG001 - pytest hook 
                                    "kernels); installed in nox -s all")
     for item in items:
         item.add_marker(skip)
+
+
+@pytest.fixture
+def sigint_raises():
+    """SIGINT raises KeyboardInterrupt during the test, as in an interactive shell: a
+    process started in the background by a non-interactive shell inherits SIGINT ignored,
+    and Python then installs no handler of its own."""
+    import signal
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)

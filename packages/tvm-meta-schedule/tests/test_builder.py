@@ -183,7 +183,7 @@ def test_workers_avoid_the_measuring_core():
         assert not set(avoid) & set(build_cores(avoid))
 
 
-def test_ctrl_c_stops_every_worker():
+def test_ctrl_c_stops_every_worker(sigint_raises):
     before = children()
     b = LocalBuilder(timeout_sec=60, f_build=hanging_build, max_workers=2)
     b._start_workers(2)  # workers are up before the interrupt

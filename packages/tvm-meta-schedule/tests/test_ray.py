@@ -112,7 +112,7 @@ def _busy_servers() -> set[int]:
     return out
 
 
-def test_ctrl_c_cancels_the_measurement_on_the_node(cluster, kernels):
+def test_ctrl_c_cancels_the_measurement_on_the_node(cluster, kernels, sigint_raises):
     info = [TensorInfo("float32", (256,))] * 3
     runner = RayRunner(timeout_sec=60, number=1, repeat=1, min_repeat_ms=0)
     (fut,) = runner.run([RunnerInput(kernels, "cpu", info, func_name="hang")])

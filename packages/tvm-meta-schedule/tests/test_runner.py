@@ -172,7 +172,7 @@ def test_measuring_process_is_pinned(kernels):
     assert os.sched_getaffinity(0) != {core} or len(os.sched_getaffinity(0)) == 1
 
 
-def test_ctrl_c_stops_the_measuring_process(kernels):
+def test_ctrl_c_stops_the_measuring_process(kernels, sigint_raises):
     before = children()
     runner = LocalRunner(timeout_sec=60, number=1, repeat=1, min_repeat_ms=0)
     timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
