@@ -3,7 +3,7 @@ the end-to-end tests and benchmarks/tflite_models.py."""
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 from model_builder import ModelBuilder
@@ -11,12 +11,19 @@ from model_builder import ModelBuilder
 RELU6 = 3
 
 
+def _result(m: ModelBuilder, shape: list[int], as_builder: bool) -> tuple[Any, list[int]]:
+    """(model bytes, input shape), or with ``as_builder`` the ModelBuilder itself (for
+    quantize_model.quantize_case)."""
+    return (m if as_builder else m.build()), shape
+
+
 def _same(size: int, stride: int) -> int:
     return -(-size // stride)
 
 
 def mobilenet_block_model(size: int = 32, width: int = 16, blocks: int = 2, classes: int = 10,
-                          seed: int = 0, batch: Optional[int] = 1) -> tuple[bytes, list[int]]:
+                          seed: int = 0, batch: Optional[int] = 1,
+                          as_builder: bool = False) -> tuple[Any, list[int]]:
     """A MobileNetV2-like stack on a ``size`` x ``size`` x 3 NHWC image: a strided 3x3 stem
     (relu6), then ``blocks`` inverted residual blocks (1x1 expand x4 relu6, 3x3 depthwise
     relu6, 1x1 project, residual add), a global MEAN, FULLY_CONNECTED and SOFTMAX.
@@ -70,11 +77,12 @@ def mobilenet_block_model(size: int = 32, width: int = 16, blocks: int = 2, clas
                      signature=None if batch is not None else [-1, classes])
     m.op("SOFTMAX", [logits], [probs], ("SoftmaxOptions", {"Beta": 1.0}))
     m.output(probs)
-    return m.build(), [1, size, size, 3]
+    return _result(m, [1, size, size, 3], as_builder)
 
 
 def text_classifier_model(vocab: int = 200, dim: int = 16, steps: int = 12, hidden: int = 24,
-                          classes: int = 4, seed: int = 1) -> tuple[bytes, list[int]]:
+                          classes: int = 4, seed: int = 1,
+                          as_builder: bool = False) -> tuple[Any, list[int]]:
     """Token ids [1, steps] (int32) -> GATHER from an embedding table -> an LSTM (batch
     major) -> its last step (STRIDED_SLICE with shrink_axis) -> FULLY_CONNECTED -> SOFTMAX.
     Returns (model bytes, input shape)."""
@@ -100,11 +108,12 @@ def text_classifier_model(vocab: int = 200, dim: int = 16, steps: int = 12, hidd
     probs = m.tensor([1, classes], name="probs")
     m.op("SOFTMAX", [logits], [probs], ("SoftmaxOptions", {"Beta": 1.0}))
     m.output(probs)
-    return m.build(), [1, steps]
+    return _result(m, [1, steps], as_builder)
 
 
 def keyword_spotting_model(frames: int = 49, coeffs: int = 10, width: int = 32,
-                           classes: int = 12, seed: int = 2) -> tuple[bytes, list[int]]:
+                           classes: int = 12, seed: int = 2,
+                           as_builder: bool = False) -> tuple[Any, list[int]]:
     """A DS-CNN-style keyword spotter on MFCC features [1, frames, coeffs, 1]: a 10x4/2
     CONV_2D (relu), two depthwise-separable blocks (3x3 depthwise relu, 1x1 conv relu), an
     AVERAGE_POOL_2D over the whole map, RESHAPE, FULLY_CONNECTED, SOFTMAX."""
@@ -138,12 +147,12 @@ def keyword_spotting_model(frames: int = 49, coeffs: int = 10, width: int = 32,
     probs = m.tensor([1, classes], name="probs")
     m.op("SOFTMAX", [logits], [probs], ("SoftmaxOptions", {"Beta": 1.0}))
     m.output(probs)
-    return m.build(), [1, frames, coeffs, 1]
+    return _result(m, [1, frames, coeffs, 1], as_builder)
 
 
 def ssd_detector_model(size: int = 32, width: int = 16, anchors_per_cell: int = 3,
                        classes: int = 4, max_detections: int = 10, regular_nms: bool = False,
-                       seed: int = 3) -> tuple[bytes, list[int]]:
+                       seed: int = 3, as_builder: bool = False) -> tuple[Any, list[int]]:
     """An SSD-style detector: two strided 3x3 convs (relu6) to a size/4 grid, a box head
     (3x3 conv -> RESHAPE [1, anchors, 4]) and a class head (3x3 conv -> RESHAPE
     [1, anchors, classes + 1] -> LOGISTIC), then the ``TFLite_Detection_PostProcess``
@@ -191,11 +200,11 @@ def ssd_detector_model(size: int = 32, width: int = 16, anchors_per_cell: int = 
              "nms_score_threshold": 0.55, "nms_iou_threshold": 0.5, "num_classes": classes,
              "y_scale": 10.0, "x_scale": 10.0, "h_scale": 5.0, "w_scale": 5.0})
     m.output(*outs)
-    return m.build(), [1, size, size, 3]
+    return _result(m, [1, size, size, 3], as_builder)
 
 
 def resnet_model(size: int = 32, width: int = 16, stages: int = 2, classes: int = 10,
-                 seed: int = 4) -> tuple[bytes, list[int]]:
+                 seed: int = 4, as_builder: bool = False) -> tuple[Any, list[int]]:
     """A ResNet-style network: a 7x7/2 stem conv (relu) and a 3x3/2 MAX_POOL_2D, then per
     stage a basic block (3x3 conv relu, 3x3 conv, add the shortcut, relu; the first block
     of a later stage strides 2 and projects its shortcut with a 1x1/2 conv), a global
@@ -235,4 +244,4 @@ def resnet_model(size: int = 32, width: int = 16, stages: int = 2, classes: int 
     probs = m.tensor([1, classes], name="probs")
     m.op("SOFTMAX", [logits], [probs], ("SoftmaxOptions", {"Beta": 1.0}))
     m.output(probs)
-    return m.build(), [1, size, size, 3]
+    return _result(m, [1, size, size, 3], as_builder)

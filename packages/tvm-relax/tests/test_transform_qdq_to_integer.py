@@ -204,3 +204,25 @@ def test_relu_after_a_quantized_add_is_an_integer_clamp():
     assert op_names(after) == ["relax.qnn.add", "relax.maximum"] and not report.float
     x = rng.integers(-128, 128, (2, 8)).astype("int8")
     assert np.abs(run(before, x).astype(int) - run(after, x).astype(int)).max() <= 1
+
+
+def test_matmul_of_two_activations_through_reshape_and_transpose_becomes_qmatmul():
+    """Both operands computed (an attention score, a batch matmul): qnn.matmul with the
+    reshape and the transpose applied to the integer tensors."""
+    a, b = relax.Var("a", TensorStructInfo([2, 3, 4], "int8")), \
+        relax.Var("b", TensorStructInfo([2, 5, 4], "int8"))
+
+    def body(bb, a, b):
+        ad = bb.emit(op.reshape(bb.emit(qnn.dequantize(a, 0.05, -3)), [2, 3, 4]))
+        bd = bb.emit(op.permute_dims(bb.emit(qnn.dequantize(b, 0.02, 5)), [0, 2, 1]))
+        return qnn.quantize(bb.emit(op.matmul(ad, bd)), 0.07, 2)
+
+    before = _func([a, b], body)
+    after, report = qdq_to_integer(before)
+    assert [e.op for e in report.integer] == ["matmul"], str(report)
+    names = op_names(after)
+    assert "relax.qnn.matmul" in names and "relax.matmul" not in names
+    assert "relax.qnn.dequantize" not in names
+    xa = rng.integers(-128, 128, (2, 3, 4)).astype("int8")
+    xb = rng.integers(-128, 128, (2, 5, 4)).astype("int8")
+    assert np.abs(run(before, xa, xb).astype(int) - run(after, xa, xb).astype(int)).max() <= 1

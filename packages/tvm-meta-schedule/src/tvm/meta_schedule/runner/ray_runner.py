@@ -78,11 +78,23 @@ def ray_error(ray: Any, what: str, err: BaseException) -> str:
 _NODE_RUNNERS: dict[tuple, Any] = {}
 
 
+def _allow_cancel() -> None:
+    """Ray cancels a running task by simulating SIGINT in the worker's main thread, which
+    does nothing while SIGINT is ignored (a node started in the background by a
+    non-interactive shell inherits that): restore Python's handler there."""
+    import signal
+
+    if (threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGINT) is signal.SIG_IGN):
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def measure_bytes(artifact: bytes, inp: RunnerInput, options: dict[str, Any]) -> RunnerResult:
     """Measure ``artifact`` (the library's bytes) on this machine with a LocalRunner made
     from ``options`` (kept for the next call with the same options)."""
     from .local_runner import LocalRunner
 
+    _allow_cancel()
     key = tuple(sorted(options.items()))
     runner = _NODE_RUNNERS.get(key)
     if runner is None:

@@ -54,7 +54,12 @@ __all__ = ["QDQToInteger", "qdq_to_integer", "qdq_rules", "QDQReport", "QDQEntry
 
 _INT8 = ("int8", "uint8")
 _MOVEMENT = ("relax.reshape", "relax.permute_dims", "relax.flatten", "relax.squeeze",
-             "relax.expand_dims", "relax.nn.max_pool2d")
+             "relax.expand_dims", "relax.nn.max_pool2d", "relax.strided_slice", "relax.take",
+             "relax.tile", "relax.repeat", "relax.flip", "relax.broadcast_to", "relax.max",
+             "relax.min")
+#: movement ops a convolution / matmul input may pass through after its dequantize
+_INPUT_MOVEMENT = ("relax.reshape", "relax.flatten", "relax.squeeze", "relax.expand_dims",
+                   "relax.permute_dims")
 
 
 @dataclasses.dataclass
@@ -207,47 +212,59 @@ def _linear_chain(chain: _Chain, q: Call, src: Expr, bounds: tuple) -> tuple[Exp
     name = _op_name(node)
     chain.linear, chain.op = src, name
     chain.single_use(src, f"{name.removeprefix('relax.')} result")
-    x_dq = chain.dequantized(node.args[0], "input")
+    x_dq, x_q = _dequantized_input(chain, node.args[0])
     w_expr = node.args[1]
     transpose_b = False
     if name == "relax.matmul" and _op_name(chain.value(w_expr)) == "relax.permute_dims":
         perm = chain.value(w_expr)
         axes = perm.attrs.axes
-        if axes is None or list(axes) != [1, 0]:
-            raise _NotConvertible("the weight's transpose is not a 2-d transpose")
-        w_expr, transpose_b = perm.args[0], True
-    w_dq = chain.dequantized(w_expr, "weight", per_tensor=False)
-    w = chain.constant(w_dq.args[0])
-    if w is None:
-        raise _NotConvertible("the weight is not a constant")
-    wa = w_dq.attrs
-    if name == "relax.nn.conv2d":
-        ca = node.attrs
-        if ca.out_dtype not in ("void", "float32"):
-            raise _NotConvertible(f"the convolution accumulates in {ca.out_dtype}")
-        o_axis, out_axis = ca.kernel_layout.index("O"), ca.out_layout.index("C")
-    else:
-        if node.attrs.out_dtype not in ("void", "float32"):
-            raise _NotConvertible(f"the matmul accumulates in {node.attrs.out_dtype}")
-        if w.ndim != 2 or x_dq.args[0].struct_info.ndim < 2:
-            raise _NotConvertible("the matmul is not [.., M, K] x [K, N] with a 2-d weight")
-        o_axis, out_axis = (0 if transpose_b else 1), -1
-    per_channel = len(wa.scale) > 1 or len(wa.zero_point) > 1
-    if per_channel and wa.axis % w.ndim != o_axis:
-        raise _NotConvertible(f"the weight is quantized along axis {wa.axis}, not its output "
-                              "channels")
+        if axes is not None and list(axes) == [1, 0]:
+            w_expr, transpose_b = perm.args[0], True
+    w_node = chain.value(w_expr)
+    w = (chain.constant(w_node.args[0]) if _op_name(w_node) == "relax.qnn.dequantize"
+         else None)
     xa = x_dq.attrs
     sx, zx = _scalar(xa.scale), _scalar(xa.zero_point)
-    channels = w.shape[o_axis]
-    sw = np.broadcast_to(np.asarray(wa.scale, np.float64), (channels,))
-    acc_scale = np.float32(sx) * sw.astype(np.float32)
-    x_q, w_q = x_dq.args[0], Constant(w)
-    if name == "relax.nn.conv2d":
-        ca = node.attrs
-        acc = qnn.conv2d(x_q, w_q, zx, wa.zero_point, ca.strides, ca.padding, ca.dilation,
-                         ca.groups, ca.data_layout, ca.kernel_layout, ca.out_layout)
+    if w is None:
+        if name != "relax.matmul":
+            raise _NotConvertible("the weight is not a constant")
+        # a computed right operand (a matmul of two activations): per tensor, through
+        # reshapes and transposes, which commute with the affine map
+        w_dq, w_q = _dequantized_input(chain, node.args[1], "right operand")
+        if node.attrs.out_dtype not in ("void", "float32"):
+            raise _NotConvertible(f"the matmul accumulates in {node.attrs.out_dtype}")
+        wa, out_axis = w_dq.attrs, -1
+        acc_scale = np.array([np.float32(sx) * np.float32(_scalar(wa.scale))], np.float32)
+        acc = qnn.matmul(x_q, w_q, zx, _scalar(wa.zero_point))
     else:
-        acc = qnn.matmul(x_q, w_q, zx, wa.zero_point, transpose_b=transpose_b)
+        w_dq = chain.dequantized(w_expr, "weight", per_tensor=False)
+        wa = w_dq.attrs
+        if name == "relax.nn.conv2d":
+            ca = node.attrs
+            if ca.out_dtype not in ("void", "float32"):
+                raise _NotConvertible(f"the convolution accumulates in {ca.out_dtype}")
+            o_axis, out_axis = ca.kernel_layout.index("O"), ca.out_layout.index("C")
+        else:
+            if node.attrs.out_dtype not in ("void", "float32"):
+                raise _NotConvertible(f"the matmul accumulates in {node.attrs.out_dtype}")
+            if w.ndim != 2 or x_dq.args[0].struct_info.ndim < 2:
+                raise _NotConvertible("the matmul is not [.., M, K] x [K, N] with a 2-d "
+                                      "weight")
+            o_axis, out_axis = (0 if transpose_b else 1), -1
+        per_channel = len(wa.scale) > 1 or len(wa.zero_point) > 1
+        if per_channel and wa.axis % w.ndim != o_axis:
+            raise _NotConvertible(f"the weight is quantized along axis {wa.axis}, not its "
+                                  "output channels")
+        channels = w.shape[o_axis]
+        sw = np.broadcast_to(np.asarray(wa.scale, np.float64), (channels,))
+        acc_scale = np.float32(sx) * sw.astype(np.float32)
+        w_q = Constant(w)
+        if name == "relax.nn.conv2d":
+            ca = node.attrs
+            acc = qnn.conv2d(x_q, w_q, zx, wa.zero_point, ca.strides, ca.padding, ca.dilation,
+                             ca.groups, ca.data_layout, ca.kernel_layout, ca.out_layout)
+        else:
+            acc = qnn.matmul(x_q, w_q, zx, wa.zero_point, transpose_b=transpose_b)
     if bias is not None:
         acc = add(acc, Constant(_bias_int32(bias, acc_scale, node.struct_info.ndim, out_axis)))
     zy = _scalar(qa.zero_point)
@@ -255,6 +272,24 @@ def _linear_chain(chain: _Chain, q: Call, src: Expr, bounds: tuple) -> tuple[Exp
     out = qnn.requantize(acc, tuple(float(s) for s in acc_scale), 0, qa.scale, zy,
                          axis=out_axis, out_dtype=out_dt, out_min=out_min, out_max=out_max)
     return out, name
+
+
+def _dequantized_input(chain: _Chain, expr: Expr, what: str = "input") -> tuple[Call, Expr]:
+    """The per-tensor dequantize feeding a convolution / matmul input, possibly through
+    reshapes and transposes (a dense layer's flatten), and the integer value in its place
+    (the same moves applied to the integer tensor: they commute with the affine map)."""
+    moves = []
+    node = chain.value(expr)
+    while _op_name(node) in _INPUT_MOVEMENT:
+        chain.single_use(node.args[0], f"{_op_name(node).removeprefix('relax.')}'s input")
+        moves.append(node)
+        node = chain.value(node.args[0])
+    dq = chain.dequantized(node if moves else expr, what)
+    value = dq.args[0]
+    for move in reversed(moves):
+        value = Call(move.op, [value, *move.args[1:]], move.attrs, move.sinfo_args,
+                     span=move.span)
+    return dq, value
 
 
 def _peel_activation(chain: _Chain, src: Expr, check: bool = True) -> tuple[Expr, tuple]:
@@ -364,6 +399,28 @@ def _other_chain(chain: _Chain, q: Call, src: Expr) -> tuple[Expr, str]:
         total = sum_(astype(dq.args[0], "int32"), node.attrs.axis, node.attrs.keepdims)
         # sum(x - zx) / count at scale sx: one requantize of the int32 sum
         return qnn.requantize(total, sx / count, zx * count, sy, zy, out_dtype=out_dt), name
+    if name == "relax.nn.pad":
+        dq = chain.dequantized(node.args[0], "input")
+        sx, zx = _scalar(dq.attrs.scale), _scalar(dq.attrs.zero_point)
+        pa = node.attrs
+        value = 0
+        if pa.pad_mode == "constant":
+            exact = float(pa.pad_value) / float(np.float32(sx)) + zx
+            if abs(exact - round(exact)) > 1e-3:
+                raise _NotConvertible(f"the pad value {pa.pad_value} is not a quantized value")
+            value = round(exact)
+        x_dt = dq.args[0].struct_info.dtype
+        from ..topi.qnn import INT_RANGES
+
+        lo, hi = INT_RANGES[x_dt]
+        if not lo <= value <= hi:
+            raise _NotConvertible(f"the pad value {pa.pad_value} is outside the input's range")
+        from ..op import nn
+
+        padded = nn.pad(dq.args[0], list(pa.pad_width), pa.pad_mode, float(value))
+        if (sx, zx) == (sy, zy) and x_dt == out_dt:
+            return padded, name
+        return qnn.requantize(padded, sx, zx, sy, zy, out_dtype=out_dt), name
     if name in _MOVEMENT:
         dq = chain.dequantized(node.args[0], "input")
         sx, zx = _scalar(dq.attrs.scale), _scalar(dq.attrs.zero_point)

@@ -34,6 +34,20 @@ __all__ = ["from_tflite", "supported_ops", "TFLiteImporter"]
 _NOT_GIVEN: Any = object()
 #: operators whose integer tensors may carry quantization parameters
 _QUANT_AWARE = {"QUANTIZE", "DEQUANTIZE"}
+#: operators whose LiteRT integer kernels compute on the stored integers, ignoring the
+#: scales (the converter gives their operands one scale and zero point): they run on the
+#: integers as they are
+_RAW_INTEGER = {"CAST", "NEG", "MAXIMUM", "MINIMUM", "SELECT", "SELECT_V2", "FLOOR_DIV",
+                "FLOOR_MOD", "ONE_HOT", "MATRIX_DIAG", "MATRIX_SET_DIAG", "SCATTER_ND",
+                "SPARSE_TO_DENSE"}
+#: a full-integer model's constant weights at these input positions stay integer behind a
+#: ``relax.qnn.dequantize``, so that QDQToInteger sees their quantization (other quantized
+#: constants, such as int32 biases, are dequantized at import)
+_QDQ_WEIGHTS = {
+    "CONV_2D": (1,), "DEPTHWISE_CONV_2D": (1,), "FULLY_CONNECTED": (1,),
+    "TRANSPOSE_CONV": (1,), "BATCH_MATMUL": (0, 1), "CONV_3D": (1,),
+    "ADD": (0, 1), "MUL": (0, 1), "CONCATENATION": tuple(range(64)),
+}
 #: dynamic-range ("hybrid") quantization: these operators take float activations and int8
 #: constant weights (at these input positions), which are dequantized once, at import
 _HYBRID_WEIGHTS = {
@@ -229,7 +243,13 @@ class TFLiteImporter:
         conv, code, where = self._lookup(index, op)
         inputs, state = self._inputs(conv, op, where)
         dequantized = self._hybrid_weights(code.name, op, inputs)
-        self._check_tensors(op, code.name, where, state | dequantized)
+        qdq_out: list[int] = []
+        if code.name in _RAW_INTEGER:
+            dequantized |= {k for k in op.inputs + op.outputs if self._quantized(k)}
+        elif code.name not in _QUANT_AWARE:
+            dequantized |= self._dequantize_inputs(code.name, op, inputs, state | dequantized)
+            qdq_out = [k for k in op.outputs if self._quantized(k)]
+        self._check_tensors(op, code.name, where, state | dequantized | set(qdq_out))
         options = self._options(conv, op, where)
         name = code.custom_code if code.name == "CUSTOM" else code.name
         ctx = OpContext(self, op, name, code.version, index, inputs, op.outputs, options,
@@ -239,6 +259,8 @@ class TFLiteImporter:
         try:
             with self.bb.spanned(span):
                 result = conv.impl(ctx)
+                if qdq_out:
+                    result = self._quantize_outputs(ctx, result)
                 self._bind_outputs(ctx, result)
         except TFLiteImportError:
             raise
@@ -297,8 +319,8 @@ class TFLiteImporter:
                     and self.tensor_dtype(k) not in ("float32", "float16", "float64")):
                 raise OpNotImplemented(
                     f"{where}: quantized tensor {t.name!r} ({self.tensor_dtype(k)} with "
-                    "scale/zero point) is not supported yet: integer lowering of quantized "
-                    "operators is pending")
+                    "scale/zero point) is not supported (quantized tensors are int8, uint8, "
+                    "int16 or int32)")
 
     def _options(self, conv: Any, op: Any, where: str) -> Any:
         """The operator's options table, typed (schema defaults when it has none)."""
@@ -333,12 +355,80 @@ class TFLiteImporter:
                 done.add(k)
         return done
 
+    # -- full-integer models: each operator as dequantize -> float op -> quantize ----------
+    def _quantized(self, k: int) -> bool:
+        """Whether tensor ``k`` is an integer tensor with quantization parameters."""
+        if k < 0 or not 0 <= k < len(self.subgraph.tensors):
+            return False
+        t = self.tensor(k)
+        return t.quant is not None and self.tensor_dtype(k) in (
+            "int8", "uint8", "int16", "int32")
+
+    def _dequantize_inputs(self, name: str, op: Any, inputs: list[Any],
+                           skip: set[int]) -> set[int]:
+        """Replace (in ``inputs``) the quantized inputs of a full-integer operator by their
+        real values: ``relax.qnn.dequantize`` of activations and weights, float constants for
+        the other quantized constants.  Returns their tensor ids.  QDQToInteger later turns
+        the dequantize -> float op -> quantize chains it knows into integer operators."""
+        from ...op import qnn
+
+        done: set[int] = set()
+        weights = _QDQ_WEIGHTS.get(name, ())
+        for p, k in enumerate(op.inputs):
+            if k in skip or inputs[p] is None or not self._quantized(k):
+                continue
+            t = self.tensor(k)
+            value = inputs[p]
+            if isinstance(value, Constant) and (p not in weights or self.tensor_dtype(k) not in (
+                    "int8", "uint8")):
+                inputs[p] = Constant(dequantize_array(np.asarray(value.data), t.quant))
+            else:
+                scale, zp, axis = self.quant_attrs(k)
+                inputs[p] = self.bb.emit(qnn.dequantize(value, scale, zp, axis),
+                                         sanitize_name(t.name, "dq") + "_dq")
+            done.add(k)
+        return done
+
+    def quant_attrs(self, k: int) -> tuple[tuple, tuple, int]:
+        """(scales, zero points, axis) of tensor ``k`` for the relax.qnn operators."""
+        q = self.tensor(k).quant
+        scale = tuple(float(v) for v in q.scale.reshape(-1))
+        zp = tuple(int(v) for v in q.zero_point.reshape(-1)) or (0,)
+        if len(scale) > 1 and len(zp) == 1:
+            zp = zp * len(scale)
+        if len(scale) == 1 and len(zp) > 1:
+            zp = zp[:1]
+        return scale, zp, int(q.quantized_dimension) if len(scale) > 1 else -1
+
+    def _quantize_outputs(self, ctx: OpContext, result: Any) -> list[Expr]:
+        """The converter's float results quantized to the quantized output tensors."""
+        from ...op import qnn
+
+        out = []
+        for k, value in zip(ctx.output_ids, self._results(ctx, result)):
+            if self._quantized(k):
+                if not isinstance(value, (Var, Constant)):
+                    value = self.bb.emit(value)
+                if value.struct_info.dtype.startswith("float"):
+                    scale, zp, axis = self.quant_attrs(k)
+                    value = qnn.quantize(value, scale, zp, axis, self.tensor_dtype(k))
+            out.append(value)
+        return out
+
+    def _results(self, ctx: OpContext, result: Any) -> list[Expr]:
+        """A converter's result as one value per output: a list as it is, a single
+        expression emitted once (a tuple-valued one split into its fields)."""
+        if isinstance(result, (list, tuple)):
+            return list(result)
+        if not isinstance(result, (Var, Constant)):
+            name = sanitize_name(self.tensor(ctx.output_ids[0]).name) if ctx.output_ids else ""
+            result = self.bb.emit(result, name)
+        if isinstance(result.struct_info, TupleStructInfo):
+            return [TupleGetItem(result, i) for i in range(len(result.struct_info.fields))]
+        return [result]
+
     def _bind_outputs(self, ctx: OpContext, result: Any) -> None:
-        if isinstance(result, Expr) and isinstance(
-                self.bb.normalize(result).struct_info, TupleStructInfo):
-            tup = self.bb.emit(result)
-            result = [TupleGetItem(tup, i) for i in range(len(tup.struct_info.fields))]
-        results = list(result) if isinstance(result, (list, tuple)) else [result]
+        results = self._results(ctx, result)
         if len(results) != ctx.num_outputs:
             raise ctx.error(f"produced {len(results)} outputs, the model declares "
                             f"{ctx.num_outputs}")
@@ -376,6 +466,7 @@ def from_tflite(
     model: Any,
     shape_dict: Optional[dict[str, Any]] = None,
     dtype_dict: Union[None, str, dict[str, str]] = None,
+    integer: bool = True,
 ) -> IRModule:
     """Import a TFLite model as an IRModule with a ``"main"`` function.
 
@@ -388,14 +479,33 @@ def from_tflite(
     model's NHWC layout is kept.  An unsupported builtin, custom operator, operator version
     or option raises :class:`OpNotImplemented` naming the operator, its index and the
     subgraph; a file that is not a valid model raises :class:`TFLiteImportError`.
+
+    Quantized (full-integer) operators are imported as ``relax.qnn.dequantize`` -> float
+    operator -> ``relax.qnn.quantize``; with ``integer`` (the default) ``QDQToInteger`` then
+    turns the chains it knows (convolutions, dense layers, add, mul, concat, mean, pooling,
+    movement, activations) into integer operators.  ``integer=False`` keeps that QDQ form
+    (``relax.transform.qdq_to_integer`` reports chain by chain what becomes integer).
     """
     _require_tflite()
     _load_converters()
     info = read_model(model)
     try:
-        return TFLiteImporter(info, shape_dict, dtype_dict).import_subgraph(0)
+        mod = TFLiteImporter(info, shape_dict, dtype_dict).import_subgraph(0)
     except TFLiteImportError:
         raise
     except Exception as err:  # noqa: BLE001 - inconsistent records (a corrupt file)
         raise TFLiteImportError(
             f"cannot import the model: {type(err).__name__}: {err}") from err
+    if integer and _has_op(mod, "relax.qnn.quantize"):
+        from ...transform import DeadCodeElimination, QDQToInteger
+
+        mod = DeadCodeElimination()(QDQToInteger()(mod))
+    return mod
+
+
+def _has_op(mod: IRModule, name: str) -> bool:
+    """Whether a binding of ``mod`` calls operator ``name``."""
+    from ...analysis import get_var2val
+
+    return any(getattr(getattr(v, "op", None), "name", None) == name
+               for v in get_var2val(mod).values())

@@ -105,32 +105,37 @@ def _quant_params(ctx: OpContext, tensor: int, ndim: int) -> tuple[np.ndarray, n
 
 @converter("DEQUANTIZE", max_version=6)
 def _dequantize(ctx: OpContext) -> Any:
-    """(x - zero_point) * scale in float32; a float16 input is cast (float16 weights)."""
+    """``relax.qnn.dequantize`` (int8/uint8/int16, per tensor or per channel); a float16
+    input is cast (float16 weights); constant weights are dequantized once, here."""
     x, in_dt, out_dt = ctx.input(0), ctx.dtype(0), ctx.output_dtype()
     if in_dt in ("float16", "bfloat16"):
         return _op.astype(x, out_dt)
-    scale, zp = _quant_params(ctx, ctx.op.inputs[0], ctx.ndim(0))
     value = ctx.const(0)
-    if value is not None:  # constant weights: dequantized once, here
+    if value is not None:
+        scale, zp = _quant_params(ctx, ctx.op.inputs[0], ctx.ndim(0))
         return ctx.const_expr((value.astype(np.float32) - zp) * scale, out_dt)
-    xf = _op.astype(x, out_dt)
-    return _op.multiply(_op.subtract(xf, ctx.const_expr(zp, out_dt)), ctx.const_expr(scale, out_dt))
+    scale, zp, axis = ctx.importer.quant_attrs(ctx.op.inputs[0])
+    return _op.qnn.dequantize(x, scale, zp, axis, out_dt)
 
 
 @converter("QUANTIZE", max_version=3)
 def _quantize(ctx: OpContext) -> Any:
-    """clamp(round(x / scale) + zero_point) in the output's integer type (float ops; the
-    integer operators come with the quantization work)."""
+    """Float to integer: ``relax.qnn.quantize`` (``clamp(round(x / scale) + zero_point)``,
+    ties to even as LiteRT's builtin kernel; its reference kernel's TfLiteRound rounds them
+    away from zero); integer to integer (a change of scale or type): ``relax.qnn.requantize``."""
     x, out_dt = ctx.input(0), ctx.output_dtype()
-    if not ctx.dtype(0).startswith("float"):
-        raise ctx.unsupported(f"requantization ({ctx.dtype(0)} to {out_dt}) is not supported yet")
-    info = np.iinfo(np.dtype(out_dt))
-    scale, zp = _quant_params(ctx, ctx.output_ids[0], ctx.ndim(0))
-    dt = ctx.dtype(0)
-    # ties round to even, as LiteRT's builtin kernel does (its reference kernel's
-    # TfLiteRound rounds them away from zero)
-    q = _op.add(_op.round(_op.divide(x, ctx.const_expr(scale, dt))), ctx.const_expr(zp, dt))
-    return _op.astype(_op.clip(q, float(info.min), float(info.max)), out_dt)
+    out = ctx.output_ids[0]
+    if ctx.importer.tensor(out).quant is None:
+        raise ctx.error("the output tensor has no quantization parameters")
+    scale, zp, axis = ctx.importer.quant_attrs(out)
+    if ctx.dtype(0).startswith("float"):
+        return _op.qnn.quantize(x, scale, zp, axis, out_dt)
+    if ctx.importer.tensor(ctx.op.inputs[0]).quant is None:
+        raise ctx.error(f"the {ctx.dtype(0)} input has no quantization parameters")
+    in_scale, in_zp, in_axis = ctx.importer.quant_attrs(ctx.op.inputs[0])
+    if len(scale) > 1 or len(in_scale) > 1:
+        raise ctx.unsupported("requantization per channel is not supported")
+    return _op.qnn.requantize(x, in_scale, in_zp, scale, zp, out_dtype=out_dt)
 
 
 def _axes(ctx: OpContext, i: int) -> list[int]:
