@@ -412,6 +412,14 @@ class WebGPUPrinter(GPUPrinter):
         return claimed
 
     def error_record_store(self, record: str, k: int, arg: Any) -> str:
+        if isinstance(arg, BufferLoad) and self._is_wide(arg.buffer) and \
+                dtype_of(arg.dtype).lanes == 1:  # an int64 read from a tensor: both words
+            words = self.declare_name("err_arg")
+            self.note_buffer_use(arg.buffer)
+            idx = self.element_index(arg.buffer, self.flat_index(arg.buffer, arg.indices), None)
+            self.emit(f"let {words}: vec2<i32> = {self.buffer_ptr(arg.buffer)}[{unparen(idx)}];")
+            return (f"atomicStore(&{record}[{2 + 2 * k}], {words}.x); "
+                    f"atomicStore(&{record}[{3 + 2 * k}], {words}.y);")
         value = self.declare_name("err_arg")
         self.emit(f"let {value}: i32 = i32({unparen(self.expr(arg))});")
         return (f"atomicStore(&{record}[{2 + 2 * k}], {value}); "

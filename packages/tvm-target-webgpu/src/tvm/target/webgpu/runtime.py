@@ -74,6 +74,7 @@ class _Context:
     features: set
     limits: dict
     device: Any = None
+    fence: Any = None  # a small buffer read to wait for the queue
     lock: Any = field(default_factory=threading.RLock)
 
 
@@ -247,8 +248,14 @@ class WebGPUDeviceAPI(DeviceAPI):
     def synchronize(self, dev: Device) -> None:
         ctxs = self._contexts or []
         if dev.index < len(ctxs) and ctxs[dev.index].device is not None:
-            with ctxs[dev.index].lock:
-                ctxs[dev.index].device.queue.on_submitted_work_done_sync()
+            ctx = ctxs[dev.index]
+            with ctx.lock:
+                # a read waits for the work submitted before it (wgpu 0.32's
+                # on_submitted_work_done_sync does not work with its wgpu-native)
+                if ctx.fence is None:
+                    ctx.fence = ctx.device.create_buffer(
+                        size=4, usage=_wgpu().BufferUsage.COPY_SRC | _wgpu().BufferUsage.COPY_DST)
+                ctx.device.queue.read_buffer(ctx.fence, 0, 4)
 
 
 def device_target(index: int = 0) -> str:
