@@ -192,6 +192,10 @@ class WebGPUPrinter(GPUPrinter):
         self.type_name(d)
         if d.is_unsigned:
             return f"{value}u"
+        if d.bits == 64 and value in (2 ** 63 - 1, -(2 ** 63)):
+            # the int64 extremes (identities of min/max/argmax reductions) stand for the
+            # extremes of the i32 values int64 is computed with
+            value = _INT32_MAX if value > 0 else _INT32_MIN
         if not _INT32_MIN <= value <= _INT32_MAX:
             raise CodegenError(f"webgpu codegen: kernel {self._kernel} uses the {d.text} "
                                f"constant {value}, which does not fit in 32 bits; WGSL has no "
