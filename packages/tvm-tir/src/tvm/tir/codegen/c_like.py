@@ -308,7 +308,7 @@ class CLikePrinter(ExprPrinterMixin, CallPrinterMixin, StmtPrinterMixin):
         if d.is_bf16:
             return f"{self.helper_bf16()[0]}({value})"
         if d.is_f16:
-            return self.c_cast("float", value)
+            return self.c_cast(self.type_name(dtype_of("float32")), value)
         return value
 
     def float_to_half(self, value: str, d: DType) -> str:
