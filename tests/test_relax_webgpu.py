@@ -1,6 +1,6 @@
 """relax.build(target="webgpu") on a WebGPU device (lavapipe in CI), against llvm: the
-walkthrough, a set of operators (elementwise, matmul, softmax, reductions, scans, sorts,
-scatters, conv2d), a
+walkthrough, a set of operators (elementwise, matmul, softmax, reductions, comparisons and
+bool tensors, scans, sorts, scatters, conv2d), a
 ResNet-style block, ResNet-18 (tests/test_relax_gpu_resnet.py's BlockBuilder network), index checks through the error record, and the exported executable
 run by a process that has only tvm-runtime and tvm-target-webgpu's run side."""
 
@@ -85,6 +85,20 @@ def test_operators_match_llvm():
     for g, c in zip(gpu, cpu):
         assert g.shape == c.shape and g.dtype == c.dtype
         np.testing.assert_allclose(g, c, rtol=1e-4, atol=1e-4)
+
+
+def test_comparisons_and_bool_tensors_match_llvm():
+    def make(x, y):
+        mask = op.greater(x, y)
+        return [mask, op.where(mask, x, y), op.logical_not(mask), op.less_equal(x, y),
+                op.astype(mask, "float32")]
+
+    mod = _module(make, _t((6, 41)), _t((6, 41)))
+    x, y = RNG.standard_normal((6, 41)).astype("float32"), RNG.standard_normal((6, 41)).astype("float32")
+    gpu, cpu, _ = run_both(mod, x, y, target="webgpu")
+    for g, c in zip(gpu, cpu):
+        assert g.dtype == c.dtype and g.shape == c.shape
+        np.testing.assert_array_equal(g, c)
 
 
 def test_scans_sorts_scatters_and_tuple_reductions_match_llvm():

@@ -131,10 +131,6 @@ def test_what_wgsl_cannot_express_is_refused_naming_the_kernel_and_the_dtype():
         _source(unary("int8", fn=lambda x: x + tir.const(1, "int8")))
     with pytest.raises(CodegenError, match="bfloat16"):
         _source(elementwise(n=8, dtype="bfloat16"))
-    A = te.placeholder((8,), "float32", "A")
-    B = te.compute((8,), lambda i: A[i] > 0.0, name="B")
-    with pytest.raises(CodegenError, match=r"the tensor 'B' of dtype bool"):
-        _source(te.create_prim_func([A, B]))
     A = te.placeholder((8,), "int32", "A")
     B = te.compute((8,), lambda i: A[i].astype("int64") * tir.IntImm("int64", 3000000000),
                    name="B")
@@ -142,6 +138,19 @@ def test_what_wgsl_cannot_express_is_refused_naming_the_kernel_and_the_dtype():
         _source(te.create_prim_func([A, B]))
     with pytest.raises(TypeError, match="IRModule or a PrimFunc"):
         _source(42)
+
+
+def test_bool_tensors_are_bytes_in_atomic_words():
+    A = te.placeholder((8,), "float32", "A")
+    B = te.compute((8,), lambda i: A[i] > 0.0, name="B")
+    C = te.compute((8,), lambda i: tir.Select(B[i], A[i], 0.0), name="C")
+    code, _ = _code(te.create_prim_func([A, B, C]))
+    src = code.source
+    assert "var<storage, read_write> B: array<atomic<u32>>;" in src
+    assert re.search(r"atomicAnd\(&B\[\w+ >> 2u\], ~\(0xffu << \w+\)\); "
+                     r"atomicOr\(&B\[\w+ >> 2u\], u32\(", src)
+    assert re.search(r"\(\(atomicLoad\(&B\[\w+ >> 2u\]\) >> \w+\) & 0xffu\) != 0u", src)
+    assert all(not ro for k in code.kernels for ro in k["layout"]["read_only"][1:2])
 
 
 def test_float16_enables_f16_and_needs_shader_f16():

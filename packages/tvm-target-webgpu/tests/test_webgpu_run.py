@@ -92,6 +92,22 @@ def test_int64_tensors_copy_exactly_and_hold_results(dev):
     np.testing.assert_array_equal(c.numpy(), np.arange(64) * 3)
 
 
+def test_bool_tensors_neighbouring_bytes_in_one_word(dev):
+    from tvm import te
+
+    A = te.placeholder((37,), "float32", "A")
+    B = te.placeholder((37,), "float32", "B")
+    C = te.compute((37,), lambda i: A[i] < B[i], name="C")
+    D = te.compute((37,), lambda i: tir.Select(C[i], A[i], B[i]), name="D")
+    mod = tir.build(te.create_prim_func([A, B, C, D]).with_attr("global_symbol", "less"),
+                    target="webgpu")
+    a, b = RNG.random(37, dtype=np.float32), RNG.random(37, dtype=np.float32)
+    c, d = _empty(dev, (37,), "bool"), _empty(dev, (37,))
+    mod["less"](*_tensors(dev, a, b), c, d)
+    np.testing.assert_array_equal(c.numpy(), a < b)
+    np.testing.assert_array_equal(d.numpy(), np.minimum(a, b))
+
+
 def test_math_and_special_values(dev):
     x = np.array([-np.inf, -3.0, -0.5, 0.0, 0.5, 2.0, np.inf, np.nan] * 8, np.float32)
     cases = [

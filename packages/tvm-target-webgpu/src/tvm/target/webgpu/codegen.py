@@ -19,8 +19,11 @@ spellings; what WGSL writes differently from C goes through the printer's hooks
   2 GiB); int64 tensors are ``array<vec2<i32>>`` whose elements are read as i32,
   saturating (a huge index still fails its check), and written sign-extended (a plain
   copy keeps both words).  A kernel that computes int64 tensor values from int64 tensor
-  data, or uses float64, int8/16, uint8/16/64 or bool tensors, is refused with a
+  data, or uses float64, int8/16 or uint8/16/64, is refused with a
   :class:`~tvm.tir.codegen.CodegenError` naming the kernel and the dtype;
+* bool tensors keep the host's one byte per element, four to an ``array<atomic<u32>>``
+  word: read with ``atomicLoad``, written with ``atomicAnd``/``atomicOr`` of the thread's
+  own byte (so neighbours in a word never clobber each other);
 * float16 needs ``enable f16;`` and the adapter feature ``shader-f16`` (the kernel's
   ``features`` say so; the runtime refuses the kernel on an adapter without it);
 * checks in kernels write the shared error record (``array<atomic<i32>>``) after
@@ -446,7 +449,27 @@ class WebGPUPrinter(GPUPrinter):
     def _is_wide(self, buffer: Buffer) -> bool:
         return _is_global(buffer) and dtype_of(buffer.dtype).element.text == "int64"
 
+    def _is_bytes(self, buffer: Buffer) -> bool:
+        return _is_global(buffer) and dtype_of(buffer.dtype).element.is_bool
+
+    def _byte_word(self, buffer: Buffer, index: str) -> tuple[str, str]:
+        """``(word, shift)`` of the byte ``index`` of a bool tensor (declared here)."""
+        b, sh = self.declare_name("bi"), self.declare_name("bsh")
+        self.emit(f"let {b}: i32 = i32({unparen(index)});")
+        self.emit(f"let {sh}: u32 = u32({b} & 3i) * 8u;")
+        return f"&{self.buffer_ptr(buffer)}[{b} >> 2u]", sh
+
+    def _byte_store(self, buffer: Buffer, index: str, value: str) -> str:
+        word, sh = self._byte_word(buffer, index)
+        # each thread owns its byte: clearing and setting it are atomic word updates that
+        # leave the other bytes of the word alone
+        return (f"atomicAnd({word}, ~(0xffu << {sh})); "
+                f"atomicOr({word}, u32({unparen(value)}) << {sh})")
+
     def load(self, buffer: Buffer, index: str) -> str:
+        if self._is_bytes(buffer):
+            word, sh = self._byte_word(buffer, index)
+            return f"(((atomicLoad({word}) >> {sh}) & 0xffu) != 0u)"
         text = f"{self.buffer_ptr(buffer)}[{unparen(index)}]"
         if self._is_wide(buffer):
             return f"{self._helper_i64()[0]}({text})"
@@ -472,6 +495,10 @@ class WebGPUPrinter(GPUPrinter):
         b, v = self.declare_name("vbase"), self.declare_name("vval")
         self.emit(f"let {b}: i32 = i32({unparen(base)});")
         self.emit(f"let {v}: {self.type_name(d)} = {unparen(value)};")
+        if self._is_bytes(buffer):
+            for k in range(d.lanes):
+                self.emit(self._byte_store(buffer, f"{b} + {k}", f"{v}[{k}]") + ";")
+            return ""
         return "; ".join(f"{ptr}[{b} + {k}] = {self._stored(buffer, f'{v}[{k}]')}"
                          for k in range(d.lanes))
 
@@ -497,6 +524,9 @@ class WebGPUPrinter(GPUPrinter):
             self.note_buffer_use(buf)
             idx = self.element_index(buf, index, None)
             v = s.value
+            if self._is_bytes(buf):
+                self.emit(self._byte_store(buf, idx, self.expr(v)) + ";")
+                return
             if isinstance(v, BufferLoad) and self._is_wide(buf) and self._is_wide(v.buffer):
                 src = v.buffer
                 self.note_buffer_use(src)
@@ -520,6 +550,9 @@ class WebGPUPrinter(GPUPrinter):
         ptr = self.buffer_ptr(buf)
         for i in range(vd.lanes):
             idx = unparen(self.element_index(buf, index, i))
+            if self._is_bytes(buf):
+                self.emit(self._byte_store(buf, idx, self.vector_lane(tmp, vd, i)) + ";")
+                continue
             self.emit(f"{ptr}[{idx}] = {self._stored(buf, self.vector_lane(tmp, vd, i))};")
 
     def storage_scope_qualifier(self, scope: str) -> str:
@@ -581,6 +614,10 @@ class WebGPUPrinter(GPUPrinter):
                       f"tvm_params.{name};")
         return name
 
+    def _bool_tensor(self, var: Var) -> bool:
+        elem = self.st.ptr_elem.get(var)
+        return elem is not None and elem.is_bool
+
     def kernel_header(self, func: PrimFunc, name: str, params: list[str]) -> str:
         descs = []
         for var, _ in self._kernel_params:
@@ -597,7 +634,8 @@ class WebGPUPrinter(GPUPrinter):
             raise CodegenError(str(err)) from None
         info = layout.to_json()
         #: per storage binding: whether the kernel only reads it (``var<storage, read>``)
-        info["read_only"] = [var not in self._stored_vars for var, _ in self._kernel_params
+        info["read_only"] = [var not in self._stored_vars and not self._bool_tensor(var)
+                             for var, _ in self._kernel_params
                              if dtype_of(var.dtype).is_handle] + ([False] if checks else [])
         self.kernel_layouts[name] = info
         lines = ["override tvm_wg_x: u32 = 1u;", "override tvm_wg_y: u32 = 1u;",
@@ -612,11 +650,13 @@ class WebGPUPrinter(GPUPrinter):
                                        "storage buffers have one")
                 if elem.text == "int64":
                     t = "vec2<i32>"
+                elif elem.is_bool:  # one byte each, as on the host: four to a word
+                    t = "atomic<u32>"
                 elif elem.text in self.scalar_type_names and not elem.is_bool:
                     t = self.type_name(elem)
                 else:
                     raise self._refuse(f"the tensor {var.name!r}", elem)
-                access = "read_write" if var in self._stored_vars else "read"
+                access = "read_write" if var in self._stored_vars or elem.is_bool else "read"
                 lines.append(f"@group(0) @binding({layout.bindings[k]}) var<storage, {access}> "
                              f"{cname}: array<{t}>;")
             else:
