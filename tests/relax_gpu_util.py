@@ -1,6 +1,6 @@
-"""Helpers of the GPU end-to-end tests (tests/test_relax_gpu_*.py, tests/test_relax_vulkan.py):
-the OpenCL device (pocl in CI), the Vulkan device (lavapipe in CI), and building one module
-for a GPU target and for llvm to compare."""
+"""Helpers of the GPU end-to-end tests (tests/test_relax_gpu_*.py, tests/test_relax_vulkan.py,
+tests/test_relax_webgpu.py): the OpenCL device (pocl in CI), the Vulkan device and the WebGPU
+adapter (lavapipe in CI), and building one module for a GPU target and for llvm to compare."""
 
 from __future__ import annotations
 
@@ -55,6 +55,29 @@ def _vulkan_ready() -> str | None:
 VULKAN_MISSING = _vulkan_ready()
 requires_vulkan = pytest.mark.skipif(VULKAN_MISSING is not None,
                                      reason=str(VULKAN_MISSING))
+
+
+def _webgpu_ready() -> str | None:
+    """None when WebGPU runs here (wgpu finds an adapter), else why not."""
+    try:
+        from tvm.target.webgpu.plugin import ensure_registered
+        from tvm.target.webgpu.runtime import webgpu_available
+    except ImportError as err:
+        return f"tvm-target-webgpu is not installed ({err})"
+    try:
+        import wgpu  # noqa: F401
+    except (ImportError, OSError) as err:
+        return f"wgpu is not installed or cannot load wgpu-native ({err})"
+    ensure_registered()
+    if not webgpu_available():
+        return ("no WebGPU adapter (wgpu needs a Vulkan, Metal or D3D12 driver, e.g. apt-get "
+                "install mesa-vulkan-drivers)")
+    return None
+
+
+WEBGPU_MISSING = _webgpu_ready()
+requires_webgpu = pytest.mark.skipif(WEBGPU_MISSING is not None,
+                                     reason=str(WEBGPU_MISSING))
 
 
 def ensure_llvm() -> None:

@@ -18,6 +18,7 @@ from .device import (
     opencl,
     rocm,
     vulkan,
+    webgpu,
 )
 from .error import (
     DeviceUnavailableError,
@@ -49,6 +50,7 @@ __all__ = [
     "opencl",
     "metal",
     "vulkan",
+    "webgpu",
     "rocm",
     "ext_dev",
     "device",

@@ -29,6 +29,7 @@ __all__ = [
     "opencl",
     "metal",
     "vulkan",
+    "webgpu",
     "rocm",
     "ext_dev",
     "get_device_api",
@@ -76,6 +77,7 @@ _PROVIDER: dict[int, str] = {
     DLDeviceType.kDLOpenCL: "tvm-target-opencl",
     DLDeviceType.kDLMetal: "tvm-target-metal",
     DLDeviceType.kDLVulkan: "tvm-target-vulkan",
+    DLDeviceType.kDLWebGPU: "tvm-target-webgpu",
     DLDeviceType.kDLROCM: "tvm-target-rocm",
     DLDeviceType.kDLROCMHost: "tvm-target-rocm",
 }
@@ -226,6 +228,11 @@ def metal(index: int = 0) -> Device:
 def vulkan(index: int = 0) -> Device:
     """A Vulkan device."""
     return Device(DLDeviceType.kDLVulkan, index)
+
+
+def webgpu(index: int = 0) -> Device:
+    """A WebGPU adapter (served by the tvm-target-webgpu plugin)."""
+    return Device(DLDeviceType.kDLWebGPU, index)
 
 
 def rocm(index: int = 0) -> Device:

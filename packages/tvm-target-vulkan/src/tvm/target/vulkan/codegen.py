@@ -14,7 +14,7 @@ spellings (``#version 450``, compiled by glslang to SPIR-V in :mod:`.spirv`):
 * thread indices are ``gl_WorkGroupID`` / ``gl_LocalInvocationID``; warp shuffles of
   LowerThreadAllreduce (``-thread_warp_size`` > 1) are subgroup shuffles
   (``GL_KHR_shader_subgroup_shuffle*``);
-* int64 index arithmetic that provably fits runs in int32 (:mod:`.narrow`);
+* int64 index arithmetic that provably fits runs in int32 (:mod:`tvm.tir.codegen.narrow`);
 * casts are constructors (``int(x)``), int64/int8/int16/float16 use
   ``GL_EXT_shader_explicit_arithmetic_types_*`` (plus the 8/16-bit storage extensions for
   buffers of those types); buffer indices are converted to ``int`` (Vulkan buffers are
@@ -40,7 +40,7 @@ from tvm.tir.stmt_functor import pre_order_visit
 from tvm.tir.transform.split_host_device import is_device_kernel
 
 from .layout import PUSH_CONSTANT_TYPES, LayoutError, kernel_layout
-from .narrow import narrow_index_math
+from tvm.tir.codegen.narrow import narrow_index_math
 
 __all__ = ["VulkanPrinter", "generate_source", "generate_device_code_vulkan", "KERNEL_MARK"]
 

@@ -308,7 +308,7 @@ class CLikePrinter(ExprPrinterMixin, CallPrinterMixin, StmtPrinterMixin):
         if d.is_bf16:
             return f"{self.helper_bf16()[0]}({value})"
         if d.is_f16:
-            return self.c_cast("float", value)
+            return self.c_cast(self.type_name(dtype_of("float32")), value)
         return value
 
     def float_to_half(self, value: str, d: DType) -> str:
@@ -328,6 +328,21 @@ class CLikePrinter(ExprPrinterMixin, CallPrinterMixin, StmtPrinterMixin):
 
     def likely(self, cond: str) -> str:
         return cond
+
+    # ------------------------------------------------------------------ statement spellings
+    def declaration(self, ctype: str, name: str, value: str) -> str:
+        """The statement declaring the local ``name`` of type ``ctype`` holding ``value``
+        (``int32_t x = v;``; WGSL spells ``var x: i32 = v;``)."""
+        return f"{ctype} {name} = {value};"
+
+    def for_header(self, ctype: str, name: str, start: str, end: str) -> str:
+        """The header (ending in ``{``) of a loop of ``name`` from ``start`` up to ``end``."""
+        return f"for ({ctype} {name} = {start}; {name} < {end}; ++{name}) {{"
+
+    def conditional(self, cond: str, true_value: str, false_value: str) -> str:
+        """``cond ? true_value : false_value`` (WGSL, which has no ``?:``, spells
+        ``select``)."""
+        return f"({cond} ? {true_value} : {false_value})"
 
     def reinterpret(self, value: str, src: DType, dst: DType) -> str:
         """The bits of ``value`` (of ``src``) read as ``dst`` (same size)."""

@@ -69,7 +69,7 @@ class CallPrinterMixin:
     # ------------------------------------------------------------------ control / select
     def intrin_if_then_else(self, e: Call, lane: Lane) -> str:
         c, t, f = e.args
-        return f"({self.sub(c, lane)} ? {self.sub(t, lane)} : {self.sub(f, lane)})"
+        return self.conditional(self.sub(c, lane), self.sub(t, lane), self.sub(f, lane))
 
     def intrin_likely(self, e: Call, lane: Lane) -> str:
         return self.likely(self.sub(e.args[0], lane))
@@ -203,7 +203,8 @@ class CallPrinterMixin:
         n = dtype_of(a.dtype).lanes
         if isinstance(lane, int):
             return self.lane(a, lane) if lane < n else self.lane(b, lane - n)
-        return f"(({lane}) < {n} ? {self.lane(a, lane)} : {self.lane(b, f'({lane} - {n})')})"
+        return self.conditional(f"(({lane}) < {n})", self.lane(a, lane),
+                                self.lane(b, f"({lane} - {n})"))
 
     def _lanes_only(self, e: Call) -> str:
         raise CodegenError(f"{self.language} codegen: {e.op.name} of a scalar")

@@ -245,7 +245,7 @@ class ExprPrinterMixin:
 
     def _p_select(self, e: Any, lane: Lane) -> str:
         c = self.sub(e.condition, lane)
-        return f"({c} ? {self.sub(e.true_value, lane)} : {self.sub(e.false_value, lane)})"
+        return self.conditional(c, self.sub(e.true_value, lane), self.sub(e.false_value, lane))
 
     # ------------------------------------------------------------------ let
     def _p_let(self, e: Let, lane: Lane) -> str:
@@ -271,7 +271,7 @@ class ExprPrinterMixin:
         ctype = self.var_type(var)
         if d.is_handle and ctype != self.type_name(d):
             text = f"(({ctype})({text}))"
-        self.emit(f"{ctype} {name} = {text};")
+        self.emit(self.declaration(ctype, name, text))
         return name
 
     # ------------------------------------------------------------------ vectors

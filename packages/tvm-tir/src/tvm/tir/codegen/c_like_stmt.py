@@ -239,7 +239,8 @@ class StmtPrinterMixin:
             iv = s.node
             name = self.declare_var(iv.var)
             t = self.type_name(dtype_of(iv.var.dtype))
-            self.emit(f"{t} {name} = {unparen(self.c_cast(t, self.thread_index(iv.thread_tag)))};")
+            self.emit(self.declaration(t, name,
+                                       unparen(self.c_cast(t, self.thread_index(iv.thread_tag)))))
             self.stmt(s.body)
             self.unbind_var(iv.var)
         elif key == "virtual_thread":
@@ -273,11 +274,11 @@ class StmtPrinterMixin:
             simple = _is_simple(s.min) and _is_simple(s.extent)
         if not simple:
             name = self.declare_name(f"{s.loop_var.name}_end")
-            self.emit(f"{self.type_name(d)} {name} = {end};")
+            self.emit(self.declaration(self.type_name(d), name, end))
             end = name
             if not _is_simple(s.min):
                 sname = self.declare_name(f"{s.loop_var.name}_start")
-                self.emit(f"{self.type_name(d)} {sname} = {start};")
+                self.emit(self.declaration(self.type_name(d), sname, start))
                 start = sname
         return start, end
 
@@ -287,8 +288,7 @@ class StmtPrinterMixin:
         if pragma:
             self.emit(pragma)
         name = self.st.names.fresh(s.loop_var.name)
-        self.open_block(f"for ({self.type_name(d)} {name} = {unparen(start)}; {name} < "
-                        f"{unparen(end)}; ++{name}) {{")
+        self.open_block(self.for_header(self.type_name(d), name, unparen(start), unparen(end)))
         self.st.scopes[-1].append(name)
         self.map_var(s.loop_var, name)
         self.stmt(s.body)
@@ -307,7 +307,7 @@ class StmtPrinterMixin:
         value = unparen(self.c_cast(self.type_name(d), self.thread_index(tag)))
         if not (isinstance(s.min, IntImm) and s.min.value == 0):
             value = self.binop("+", self.expr(s.min), value, d)
-        self.emit(f"{self.type_name(d)} {name} = {value};")
+        self.emit(self.declaration(self.type_name(d), name, value))
         self.stmt(s.body)
         self.unbind_var(s.loop_var)
         self.close_block()
@@ -346,7 +346,7 @@ class StmtPrinterMixin:
             self.emit(self.vector_store(buf, self.expr(index.base), self.expr(s.value), vd) + ";")
             return
         tmp = self.declare_name("vtmp")
-        self.emit(f"{self.type_name(vd)} {tmp} = {self.expr(s.value)};")
+        self.emit(self.declaration(self.type_name(vd), tmp, self.expr(s.value)))
         ptr = self.buffer_ptr(buf)
         for i in range(vd.lanes):
             idx = unparen(self.element_index(buf, index, i))

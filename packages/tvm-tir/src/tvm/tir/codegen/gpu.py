@@ -180,7 +180,7 @@ class GPUPrinter(CLikePrinter):
                 if text is None:
                     continue
                 same = self.declare_name("vload")
-                self.emit(f"{self.type_name(dtype_of(load.dtype))} {same} = {text};")
+                self.emit(self.declaration(self.type_name(dtype_of(load.dtype)), same, text))
             self._vector_loads[id(load)] = (same, load)
             added.append(id(load))
         try:

@@ -1,4 +1,5 @@
-"""Index arithmetic of a kernel in int32 where it provably fits.
+"""Index arithmetic of a kernel in int32 where it provably fits (shared by the GPU printers
+whose languages address buffers with 32-bit indices: vulkan, webgpu).
 
 Relax shapes are int64, so a legalized kernel computes its loop counters and buffer indices
 in int64.  GPUs (and lavapipe, whose 64-bit multiplies and divisions are emulated) run
