@@ -19,14 +19,18 @@ Models (float32, seeded random weights, written by tests/tflite/tflite_models.py
                          (widths 32, 64, 128), mean, FC, softmax; 112x112x3
     ssd_detector         SSD-style detector on 128x128x3 (width 32) with
                          TFLite_Detection_PostProcess (fast NMS, 1536 anchors)
+    <model>_int8         the full-integer int8 version of <model> (tests/tflite/
+                         quantize_model.py: per-tensor activations, per-channel weights;
+                         the text classifier's LSTM stays float), e.g. mobilenet_block_int8
 
 Columns: ``litert`` (``Interpreter(num_threads=n)``, default op resolver: XNNPACK),
 ``litert_builtin`` (``BUILTIN_WITHOUT_DEFAULT_DELEGATES``), ``ours`` (``vm.time_evaluator``
 under ``tvm.runtime.set_num_threads(n)``, built for the host CPU or ``--mcpu``/``--mattr``).
 Every column runs in this one process, timed in ``--rounds`` rounds, each timing every
 column and thread count in turn; min and median are over all calls; ratios compare medians
-(ours / litert: below 1 means we are faster).  Outputs are checked against LiteRT's builtin
-kernels before timing.  Results: ``benchmarks/results/tflite-models-<stamp>.{json,md}`` and
+(ours / litert: below 1 means we are faster); with an int8 model and its float model in one
+run, ``ours int8 / ours float`` compares our two builds.  Outputs are checked against
+LiteRT's builtin kernels before timing.  Results: ``benchmarks/results/tflite-models-<stamp>.{json,md}`` and
 ``tflite-models-latest.{json,md}``.  Not run in CI.
 """
 
@@ -59,6 +63,7 @@ MODELS = {"mobilenet_block": ("mobilenet_block_model", dict(size=112, width=32, 
                               dict(vocab=2000, dim=64, steps=32, hidden=128)),
           "resnet": ("resnet_model", dict(size=112, width=32, stages=3)),
           "ssd_detector": ("ssd_detector_model", dict(size=128, width=32))}
+MODELS.update({f"{k}_int8": v for k, v in list(MODELS.items())})
 COLUMNS = ("litert", "litert_builtin", "ours")
 Timer = Callable[[int, int], list[float]]  # (threads, repeats) -> seconds per call
 
@@ -76,11 +81,18 @@ def _model_zoo() -> Any:
 
 def build_model(name: str) -> tuple[bytes, list[np.ndarray]]:
     fn, kwargs = MODELS[name]
-    data, shape = getattr(_model_zoo(), fn)(**kwargs)
+    model, shape = getattr(_model_zoo(), fn)(as_builder=True, **kwargs)
     rng = np.random.default_rng(0)
     if fn == "text_classifier_model":
-        return data, [rng.integers(0, kwargs["vocab"], size=shape).astype(np.int32)]
-    return data, [rng.standard_normal(shape).astype(np.float32)]
+        inputs = [rng.integers(0, kwargs["vocab"], size=shape).astype(np.int32)]
+    else:
+        inputs = [rng.standard_normal(shape).astype(np.float32)]
+    if name.endswith("_int8"):
+        from quantize_model import quantize_case
+
+        model, inputs = quantize_case(model, inputs, "int8", float_ops=(
+            "UNIDIRECTIONAL_SEQUENCE_LSTM",))
+    return model.build(), inputs
 
 
 def prepare_litert(data: bytes, inputs: list[np.ndarray], threads: list[int],
@@ -122,7 +134,8 @@ def prepare_ours(data: bytes, inputs: list[np.ndarray], ref: list[np.ndarray],
     args = [tvm.runtime.tensor(x) for x in inputs]
     out = vm["main"](*args)
     outs = [o.numpy() for o in (out if isinstance(out, (list, tuple)) else [out])]
-    err = max(float(np.max(np.abs(o - r)) / max(float(np.max(np.abs(r))), 1e-30))
+    err = max(float(np.max(np.abs(o.astype(np.float64) - r))
+                    / max(float(np.max(np.abs(r.astype(np.float64)))), 1e-30))
               for o, r in zip(outs, ref))
     info = {"import_s": import_s, "build_s": build_s, "max_rel_err": err}
 
@@ -219,6 +232,13 @@ def markdown(res: dict[str, Any], threads: list[int]) -> str:
             lx, lb, o = get(r["litert"], n), get(r["litert_builtin"], n), get(r.get("ours"), n)
             lines.append(f"| {name} | {n} | {cell(lx)} | {cell(lb)} | {cell(o)} | "
                          f"{ratio(o, lx)} | {ratio(o, lb)} |")
+    lines.append("")
+    for name, r in res["models"].items():
+        base = res["models"].get(name.removesuffix("_int8"))
+        if name.endswith("_int8") and base is not None:
+            for n in threads:
+                lines.append(f"- {name}, {n} thread(s): ours int8 / ours float "
+                             f"{ratio(get(r.get('ours'), n), get(base.get('ours'), n))}")
     lines.append("")
     for name, r in res["models"].items():
         o = r.get("ours") or {}
