@@ -100,6 +100,10 @@ def _ops(mod) -> list[str]:
     ("RESHAPE-options", "relax.reshape", "relax.qnn.dequantize"),
     ("TRANSPOSE", "relax.permute_dims", "relax.qnn.dequantize"),
     ("RELU6", "relax.qnn.requantize", "relax.clip"),
+    ("LOGISTIC", "relax.take", "relax.sigmoid"),
+    ("TANH", "relax.take", "relax.tanh"),
+    ("HARD_SWISH", "relax.take", "relax.qnn.dequantize"),
+    ("GELU", "relax.take", "relax.qnn.dequantize"),
 ])
 def test_int8_operators_import_as_integer_operators(name: str, integer_op: str,
                                                     float_op: str) -> None:

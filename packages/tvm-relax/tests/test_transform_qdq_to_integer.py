@@ -107,8 +107,8 @@ def test_elementwise_concat_pool_and_movement_chains():
 
 
 @pytest.mark.parametrize("make,reason", [
-    (lambda bb, x: qnn.quantize(bb.emit(op.sigmoid(bb.emit(qnn.dequantize(x, SX, ZX)))), SY,
-                                ZY, out_dtype="uint8"), "sigmoid has no integer form"),
+    (lambda bb, x: qnn.quantize(bb.emit(op.nn.softmax(bb.emit(qnn.dequantize(x, SX, ZX)))),
+                                SY, ZY, out_dtype="uint8"), "nn.softmax has no integer form"),
     (lambda bb, x: _qdq_conv(bb, x, weight=bb.emit(op.astype(x, "int8"))),
      "the weight is not a constant"),
     (lambda bb, x: qnn.quantize(bb.emit(op.nn.conv2d(bb.emit(qnn.dequantize(
@@ -226,3 +226,39 @@ def test_matmul_of_two_activations_through_reshape_and_transpose_becomes_qmatmul
     xa = rng.integers(-128, 128, (2, 3, 4)).astype("int8")
     xb = rng.integers(-128, 128, (2, 5, 4)).astype("int8")
     assert np.abs(run(before, xa, xb).astype(int) - run(after, xa, xb).astype(int)).max() <= 1
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8"])
+def test_elementwise_graph_of_one_quantized_input_becomes_a_lookup_table(dtype):
+    """hard swish (x * clip(x + 3, 0, 6) / 6: x used twice) and sigmoid of a dequantized
+    8-bit tensor: a 256-entry table indexed by the integers."""
+    def body(bb, x):
+        xd = bb.emit(qnn.dequantize(x, 0.04, 3))
+        r6 = bb.emit(op.clip(bb.emit(op.add(xd, relax.const(3.0))), 0.0, 6.0))
+        hs = bb.emit(op.divide(bb.emit(op.multiply(xd, r6)), relax.const(6.0)))
+        return qnn.quantize(bb.emit(op.sigmoid(hs)), 1 / 256, -128 if dtype == "int8" else 0,
+                            out_dtype=dtype)
+
+    x = _x(dtype, (2, 40))
+    before = _func([x], body)
+    after, report = qdq_to_integer(before)
+    assert [e.op for e in report.integer] == ["sigmoid (table)"], str(report)
+    names = op_names(after)
+    assert "relax.take" in names
+    assert not any(n in names for n in ("relax.qnn.dequantize", "relax.sigmoid",
+                                        "relax.multiply"))
+    lo = -128 if dtype == "int8" else 0
+    xs = np.arange(lo, lo + 256).astype(dtype).reshape(2, 128)[:, :40].copy()
+    xs[1] = np.arange(lo + 216, lo + 256).astype(dtype)
+    assert np.abs(run(before, xs).astype(int) - run(after, xs).astype(int)).max() <= 1
+
+
+def test_elementwise_graph_with_an_outside_use_stays_float():
+    def body(bb, x):
+        xd = bb.emit(qnn.dequantize(x, 0.04, 3))
+        s = bb.emit(op.sigmoid(xd))
+        q = bb.emit(qnn.quantize(bb.emit(op.tanh(s)), 1 / 128, 0, out_dtype="int8"))
+        return relax.Tuple([q, s])
+
+    after, report = qdq_to_integer(_func([_x("int8", (4,))], body))
+    assert "relax.take" not in op_names(after) and report.float, str(report)

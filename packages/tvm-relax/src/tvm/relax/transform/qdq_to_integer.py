@@ -459,8 +459,14 @@ def qdq_rules(report: Optional[QDQReport] = None) -> list[RewriteRule]:
             elif bounds != (None, None) and _op_name(inner) == "relax.qnn.dequantize":
                 out, op = _activation_chain(chain, q, src, bounds), op
             else:
-                out, op = _other_chain(chain, q, src)
-                out = _clamped(out, _quantized_bounds(bounds, q.attrs), q.attrs.out_dtype)
+                try:
+                    out, op = _other_chain(chain, q, src)
+                    out = _clamped(out, _quantized_bounds(bounds, q.attrs), q.attrs.out_dtype)
+                except _NotConvertible:
+                    out = _lookup_table(chain, q)
+                    if out is None:
+                        raise
+                    op = f"{op} (table)"
         except _NotConvertible as why:
             if chain.linear is not None:
                 report._examined.add(id(chain.linear))
@@ -471,6 +477,94 @@ def qdq_rules(report: Optional[QDQReport] = None) -> list[RewriteRule]:
         return out
 
     return [RewriteRule(root, rewrite, "qdq-to-integer")]
+
+
+def _lookup_table(chain: _Chain, q: Call) -> Optional[Expr]:
+    """quantize(f(dequantize(x))) for an 8-bit ``x`` and ``f`` a graph of elementwise ops
+    whose only non-constant leaf is that dequantize (other operands scalar constants): a
+    256-entry table of the quantized results, computed with the ops' own numpy semantics,
+    indexed by ``x`` (LOGISTIC, TANH, HARD_SWISH, GELU, EXP, ... of an integer model).
+    None when the value is not of that form."""
+    from ..expr import const
+    from ..op import add, astype, take
+    from ..topi.qnn import INT_RANGES
+    from .annotate_tir_op_pattern import OpPatternKind, op_pattern_of
+    from .numpy_eval import get_numpy_evaluator
+
+    leaf: list[Call] = []
+    refs: dict[int, int] = {}  # intermediate var -> its uses inside the graph
+    inner_vars: dict[int, Var] = {}
+    memo: dict[int, Any] = {}
+    codes_box: list[np.ndarray] = []
+
+    def values_of(expr: Expr, depth: int = 0) -> Any:
+        if isinstance(expr, Var):
+            refs[id(expr)] = refs.get(id(expr), 0) + 1
+        node = chain.value(expr)
+        if id(node) in memo:
+            return memo[id(node)]
+        if depth > 32:
+            raise _NotConvertible("too deep")
+        if _op_name(node) == "relax.qnn.dequantize":
+            dq = chain.dequantized(expr, "input")
+            if leaf and (dq.args[0] is not leaf[0].args[0] or dq.attrs.scale != leaf[0].attrs.scale
+                         or dq.attrs.zero_point != leaf[0].attrs.zero_point):
+                raise _NotConvertible("two quantized inputs")
+            if not leaf:
+                leaf.append(dq)
+                lo, hi = INT_RANGES[dq.args[0].struct_info.dtype]
+                codes_box.append(np.arange(lo, hi + 1).astype(dq.args[0].struct_info.dtype))
+            value = get_numpy_evaluator(dq.op)(dq, codes_box[0])
+            memo[id(node)] = value
+            return value
+        if (not isinstance(node, Call) or not _op_name(node)
+                or op_pattern_of(node.op) > OpPatternKind.BROADCAST
+                or get_numpy_evaluator(node.op) is None):
+            raise _NotConvertible("not elementwise")
+        if isinstance(expr, Var):
+            inner_vars[id(expr)] = expr
+        out_shape = getattr(node.struct_info, "shape_values", None)
+        args: list[Any] = []
+        for a in node.args:
+            if not isinstance(getattr(a, "struct_info", None), TensorStructInfo):
+                value = _leaf_value(a)
+                if value is None and a is not None:
+                    raise _NotConvertible("a non-constant attribute operand")
+                args.append(value)
+                continue
+            value = chain.constant(a)
+            if value is not None:
+                if value.size != 1:
+                    raise _NotConvertible("a constant operand that is not a scalar")
+                args.append(value.reshape(()))
+                continue
+            shape = getattr(a.struct_info, "shape_values", None)
+            if shape is None or out_shape is None or len(shape) != len(out_shape):
+                raise _NotConvertible("a broadcasting operand")
+            args.append(values_of(a, depth + 1))
+        dtype = node.struct_info.dtype
+        value = np.asarray(get_numpy_evaluator(node.op)(node, *args)).reshape(-1)
+        value = value.astype(dtype) if dtype != "void" else value
+        memo[id(node)] = value
+        return value
+
+    try:
+        with np.errstate(all="ignore"):
+            values = values_of(q.args[0])
+    except _NotConvertible:
+        return None
+    if not leaf or not inner_vars:
+        return None
+    for key, var in inner_vars.items():
+        if var is not q.args[0] and chain.ctx.num_uses(var) != refs.get(key, 0):
+            return None  # an intermediate value also used outside the graph
+    table = np.asarray(get_numpy_evaluator(q.op)(q, values)).reshape(-1)
+    codes = codes_box[0]
+    if table.size != codes.size:
+        return None
+    x = leaf[0].args[0]
+    index = add(astype(x, "int32"), const(np.array(-int(codes[0]), "int32")))
+    return take(Constant(table.astype(q.attrs.out_dtype)), index, axis=0)
 
 
 def _activation_chain(chain: _Chain, q: Call, src: Expr, bounds: tuple) -> Expr:
