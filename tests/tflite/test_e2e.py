@@ -139,3 +139,22 @@ def test_quantized_ssd_detector_matches_litert(dtype: str, regular_nms: bool) ->
         assert match, f"detection {i} ({got[1][0, i]}, {got[2][0, i]}, {got[0][0, i]}) has " \
                       "no counterpart in LiteRT's"
         unmatched.remove(match[0])
+
+
+def test_quantized_model_with_symbolic_batch_is_integer_and_runs_any_batch() -> None:
+    """int8 with the batch axis declared -1: the global mean's count is its reduced axes
+    (static), so it stays integer too."""
+    from quantize_model import assert_within_one, quantize_case
+
+    from tvm.relax.transform import qdq_to_integer
+
+    model, shape = mobilenet_block_model(size=16, width=8, blocks=1, batch=None,
+                                         as_builder=True)
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    qmodel, (xq,) = quantize_case(model, [x], "int8")
+    data = qmodel.build()
+    _, report = qdq_to_integer(from_tflite(data, integer=False))
+    assert [e.op for e in report.float] == ["nn.softmax"], str(report)
+    for n in (1, 3):
+        xs = [np.concatenate([xq] * n)]
+        assert_within_one(run_relax(data, xs), run_litert(data, xs))

@@ -389,13 +389,15 @@ def _other_chain(chain: _Chain, q: Call, src: Expr) -> tuple[Expr, str]:
     if name == "relax.mean":
         dq = chain.dequantized(node.args[0], "input")
         sx, zx = _scalar(dq.attrs.scale), _scalar(dq.attrs.zero_point)
-        x_sinfo, y_sinfo = dq.args[0].struct_info, node.struct_info
-        shape_in, shape_out = (getattr(s, "shape_values", None) for s in (x_sinfo, y_sinfo))
-        sizes = [getattr(d, "value", None) for d in (shape_in or [None])]
-        outs = [getattr(d, "value", None) for d in (shape_out or [None])]
-        if None in sizes or None in outs:
-            raise _NotConvertible("the mean's shapes are not static")
-        count = int(np.prod(sizes)) // max(int(np.prod(outs)), 1)
+        shape_in = getattr(dq.args[0].struct_info, "shape_values", None)
+        if shape_in is None:
+            raise _NotConvertible("the mean's input shape is unknown")
+        axes = node.attrs.axis
+        axes = range(len(shape_in)) if axes is None else [int(a) % len(shape_in) for a in axes]
+        sizes = [getattr(shape_in[a], "value", None) for a in axes]
+        if None in sizes:  # the other axes (a symbolic batch) do not enter the count
+            raise _NotConvertible("the mean's reduced axes are not static")
+        count = int(np.prod(sizes, dtype=np.int64))
         total = sum_(astype(dq.args[0], "int32"), node.attrs.axis, node.attrs.keepdims)
         # sum(x - zx) / count at scale sx: one requantize of the int32 sum
         return qnn.requantize(total, sx / count, zx * count, sy, zy, out_dtype=out_dt), name
