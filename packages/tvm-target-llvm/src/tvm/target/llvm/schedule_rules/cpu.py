@@ -32,7 +32,10 @@ class CPUInfo:
     how many vector FMAs issue per cycle and ``fma_latency`` their latency in cycles (a
     micro-kernel needs ``fma_units * fma_latency`` independent accumulators to keep the
     units busy), ``l1_bytes`` / ``l2_bytes`` the per-core data caches, ``num_cores`` how
-    many threads parallel loops should feed (0: unknown, assume a few).
+    many threads parallel loops should feed (0: unknown, assume a few).  ``arch`` is the
+    architecture family (``"x86"``, ``"aarch64"``, ``"riscv"`` or the triple's own word) and
+    ``features`` the LLVM features the target has (``avx512vnni``, ``dotprod`` ...): the
+    integer rule picks its dot-product instruction from them.
     """
 
     vector_bytes: int = 16
@@ -44,6 +47,8 @@ class CPUInfo:
     fma_units: int = 2
     fma_latency: int = 4
     isa: str = ""
+    arch: str = ""
+    features: frozenset = frozenset()
 
     def lanes(self, dtype: str) -> int:
         """Lanes of ``dtype`` (a scalar dtype string such as ``"float32"``) per register."""
@@ -150,6 +155,14 @@ def _host_caches() -> tuple[int, int] | None:
     return sizes[1], sizes[2]
 
 
+def _arch_family(arch: str) -> str:
+    if arch in ("x86_64", "i686", "i386", "amd64"):
+        return "x86"
+    if arch in ("aarch64", "arm64"):
+        return "aarch64"
+    return "riscv" if arch.startswith("riscv") else arch
+
+
 def _isa_name(arch: str, feats: set[str], vbytes: int) -> str:
     if arch in ("x86_64", "i686", "i386", "amd64"):
         if "avx512f" in feats:
@@ -200,7 +213,8 @@ def _info_from(triple: str, cpu: str, implied: tuple[str, ...], features: str, n
         num_cores = host_num_cores()
     return CPUInfo(vector_bytes=vbytes, vector_registers=regs, fma=fma, num_cores=num_cores,
                    l1_bytes=caches[0], l2_bytes=caches[1], fma_units=fma_units,
-                   fma_latency=fma_latency, isa=_isa_name(arch, feats, vbytes))
+                   fma_latency=fma_latency, isa=_isa_name(arch, feats, vbytes),
+                   arch=_arch_family(arch), features=frozenset(feats))
 
 
 def cpu_info(target: Any = None) -> CPUInfo:
