@@ -81,11 +81,6 @@ class DotIntrin:
         """Bytes of ``B`` per step (one packed weight vector)."""
         return self.lanes * self.group
 
-    def widens(self) -> bool:
-        """Whether the operands are widened to int16 (the weight vector then takes twice
-        the registers)."""
-        return self.kind in ("pmaddwd256", "pmaddwd512", "mlal")
-
 
 def _table() -> list[DotIntrin]:
     out = [

@@ -38,7 +38,7 @@ from typing import Any, Optional, Sequence
 from tvm.tir.expr import BufferLoad, Cast, IntImm
 from tvm.tir.schedule.rules import RuleNotApplicable, loop_extent
 
-from .analysis import BlockInfo, Contraction, match_contraction
+from .analysis import BlockInfo, Contraction
 from .common import parallelize_outer, try_primitive
 from .cpu import CPUInfo
 from .elementwise import schedule_loops_spatial
@@ -66,10 +66,18 @@ class Int8Plan:
     kg: int              # the reduction variable grouped by G
     mr: int              # rows per tile
     nv: int              # vectors per tile row
+    #: the dimension of the broadcast operand that ``kg`` indexes, when it is not the last:
+    #: the operand is copied with that dimension split, ``[.., c // G, .., c % G]``
+    repack_a: Optional[int] = None
 
 
-def _int8_load(e: Any) -> Optional[BufferLoad]:
-    """The 8-bit load of a factor ``int32(X[...])``, else None."""
+def _int8_load(e: Any, padded: dict[int, Any]) -> Optional[BufferLoad]:
+    """The 8-bit load of a factor ``int32(X[...])`` (or of a padding check around it that
+    ``materialize_padding`` turns into a padded copy: ``padded`` maps the checks' ids to
+    their :class:`~tvm.tir.schedule.primitive.padding.PaddedLoad`), else None."""
+    pad = padded.get(id(e))
+    if pad is not None and pad.cast == "int32":
+        return pad.load if pad.load.buffer.dtype in ("int8", "uint8") else None
     if isinstance(e, Cast) and e.dtype == "int32" and isinstance(e.value, BufferLoad) and \
             e.value.buffer.dtype in ("int8", "uint8"):
         return e.value
@@ -79,14 +87,32 @@ def _int8_load(e: Any) -> Optional[BufferLoad]:
 def _factors(info: BlockInfo) -> Optional[tuple[BufferLoad, BufferLoad]]:
     """The two loads of an update ``int32(X[..]) * int32(Y[..])``, in order."""
     from tvm.tir.expr import Mul
+    from tvm.tir.schedule.primitive.padding import padded_loads
 
     u = info.update
     if not isinstance(u, Mul):
         return None
-    x, y = _int8_load(u.a), _int8_load(u.b)
+    padded = {id(p.call): p for p in padded_loads(info.sref.block)}
+    x, y = _int8_load(u.a, padded), _int8_load(u.b, padded)
     if x is None or y is None:
         return None
     return x, y
+
+
+def materialize_int8_padding(sch: Any, block: Any) -> list[Any]:
+    """Give ``block`` padded copies of its padded 8-bit operands (the padding holds the
+    input zero point), so that its update is a plain ``int32(X[..]) * int32(W[..])`` the
+    dot-product intrinsic matches; returns the padding blocks made."""
+    from tvm.tir.schedule.primitive.padding import padded_loads
+
+    made = []
+    while True:
+        pads = padded_loads(sch.get(block))
+        if not pads:
+            return made
+        reads = sch.get(block).reads
+        index = next(k for k, r in enumerate(reads) if r.buffer is pads[0].load.buffer)
+        made.append(sch.materialize_padding(block, index))
 
 
 def _exact_dims(op: Any, info: BlockInfo) -> bool:
@@ -126,34 +152,51 @@ def plan_int8(info: BlockInfo, cpu: CPUInfo) -> Optional[Int8Plan]:
 
 
 def check_int8(info: BlockInfo, cpu: CPUInfo) -> Int8Plan:
-    """:func:`plan_int8`, raising RuleNotApplicable with the reason instead of None."""
-    from ..dot_intrin import dot_intrin, pick_dot_intrin
+    """:func:`plan_int8`, raising RuleNotApplicable with the reason instead of None.
+
+    The output's last variable is tried first as the vector variable, then the output
+    variables the broadcast operand does not read (the output channel of an NCHW
+    convolution: the tile then accumulates channels-last and is written back)."""
+    from .analysis import contraction_candidates
 
     if not info.is_reduction or info.dtype != "int32" or info.store is None:
         raise RuleNotApplicable("not an int32 reduction")
     loads = _factors(info)
     if loads is None:
         raise RuleNotApplicable("the update is not int32(X[..]) * int32(Y[..]) of 8-bit X, Y")
-    con = match_contraction(info)
-    if con is None or con.transpose_output or con.guarded or con.fusable is not None:
-        raise RuleNotApplicable("not a contraction vectorized along the output's last index")
+    reasons = []
+    for con in contraction_candidates(info):
+        try:
+            return _check_con(info, con, loads, cpu)
+        except RuleNotApplicable as err:
+            reasons.append(str(err))
+    raise RuleNotApplicable("; ".join(reasons) or "not a contraction")
+
+
+def _check_con(info: BlockInfo, con: Contraction, loads: tuple, cpu: CPUInfo) -> Int8Plan:
+    from ..dot_intrin import dot_intrin, pick_dot_intrin
+
+    if con.guarded or con.fusable is not None:
+        raise RuleNotApplicable("the vector variable is guarded or fused")
     ids = [next(n for n, op in enumerate(con.operands) if op.load is ld) for ld in loads]
     vec_side = [n for n in ids if con.operands[n].uses(con.vec)]
     if len(vec_side) != 1:
-        raise RuleNotApplicable("exactly one operand must be read along the output's last "
-                                "index")
+        raise RuleNotApplicable("exactly one operand must be read along the vector variable")
     b = vec_side[0]
     a = next(n for n in ids if n != b)
     if ids.index(a) != 0:
         raise RuleNotApplicable("the broadcast operand is not the first factor")
     A, B = con.operands[a], con.operands[b]
-    last = A.forms[-1] if A.forms else None
-    if not last or len(last) != 1:
-        raise RuleNotApplicable("the broadcast operand's last index is not one variable")
-    kg = next(iter(last))
-    if info.kinds[kg] != "R" or last[kg] != 1 or any(kg in u for u in A.vars_in[:-1]):
-        raise RuleNotApplicable("the broadcast operand does not read a reduction variable "
-                                "contiguously in its last dimension")
+    # the grouped reduction variable: one that alone indexes a dimension of A (its last
+    # preferably: then A needs no copy)
+    alone = [d for d, f in enumerate(A.forms) if f is not None and len(f) == 1
+             and info.kinds[next(iter(f))] == "R" and next(iter(f.values())) == 1
+             and sum(1 for u in A.vars_in if next(iter(f)) in u) == 1]
+    if not alone:
+        raise RuleNotApplicable("no reduction variable indexes a dimension of the broadcast "
+                                "operand alone")
+    a_dim = alone[-1]
+    kg = next(iter(A.forms[a_dim]))
     if not _exact_dims(B, info) or sum(1 for u in B.vars_in if kg in u) != 1 or \
             sum(1 for u in B.vars_in if con.vec in u) != 1:
         raise RuleNotApplicable("the weight is not indexed by one variable per dimension")
@@ -167,26 +210,29 @@ def check_int8(info: BlockInfo, cpu: CPUInfo) -> Int8Plan:
     if ext_k is None or ext_k % d.group:
         raise RuleNotApplicable(f"the reduction extent {ext_k} is not a multiple of {d.group}")
     if ext_v is None or ext_v % d.lanes:
-        raise RuleNotApplicable(f"the output width {ext_v} is not a multiple of {d.lanes}")
+        raise RuleNotApplicable(f"the vector extent {ext_v} is not a multiple of {d.lanes}")
     for dim, used in zip(B.buffer.shape, B.vars_in):
         if used and (not isinstance(dim, IntImm) or dim.value != info.extents[next(iter(used))]):
             raise RuleNotApplicable("the weight's dimensions are not the iteration extents")
+    repack = a_dim != len(A.forms) - 1
+    if repack and not isinstance(A.buffer.shape[a_dim], IntImm) or \
+            repack and A.buffer.shape[a_dim].value % d.group:
+        raise RuleNotApplicable("the broadcast operand's grouped dimension does not divide")
     mr, nv = _tile(info, con, d, cpu)
-    return Int8Plan(name, d.lanes, d.group, con, a, b, kg, mr, nv)
+    return Int8Plan(name, d.lanes, d.group, con, a, b, kg, mr, nv, a_dim if repack else None)
 
 
 def _tile(info: BlockInfo, con: Contraction, d: Any, cpu: CPUInfo) -> tuple[int, int]:
     """``(MR, NV)``: the most accumulators (``MR * NV``) that fit the registers beside the
-    weight vectors (twice as many when widened) and the broadcast; among equals the most
-    products per load."""
+    weight vectors (one register each, widened or not: ``vpmovsxbw`` loads and widens) and
+    the broadcast; among equals the most products per load."""
     ext_r = info.extents[con.row] if con.row is not None else 1
     vectors = info.extents[con.vec] // d.lanes  # type: ignore[operator]
     best: Optional[tuple] = None
     for nv in NV_CHOICES:
         if vectors % nv:
             continue
-        weights = nv * (2 if d.widens() else 1)
-        budget = cpu.vector_registers - weights - SPARE_REGISTERS
+        budget = cpu.vector_registers - nv - SPARE_REGISTERS
         if budget < nv:
             continue
         mr = _divisor_at_most(ext_r, min(MAX_MR, budget // nv))
@@ -249,13 +295,43 @@ def _pack_weight(sch: Any, block: Any, plan: Int8Plan, info: BlockInfo, cpu: CPU
     schedule_loops_spatial(sch, loops, None, cpu, dtype=op.buffer.dtype, vectorize=False)
 
 
+def _repack_activation(sch: Any, block: Any, plan: Int8Plan, cpu: CPUInfo) -> None:
+    """Lay the broadcast operand out as ``[.., c // G, .., c % G]`` (NCHW -> NCHWc): the
+    padded copy in place when there is one, else a copy made per call."""
+    op = plan.con.operands[plan.a]
+    d, g = plan.repack_a, plan.group
+
+    def blocked(*idx: Any) -> tuple:
+        return (*idx[:d], idx[d] // g, *idx[d + 1:], idx[d] % g)
+
+    from tvm.tir.schedule.rules import root_blocks
+
+    writers = [b for b in root_blocks(sch)
+               if any(w.buffer is op.buffer for w in sch.get(b).writes)]
+    if len(writers) == 1:
+        sch.transform_layout(writers[0], ("write", 0), blocked)
+        return
+    reads = sch.get(block).reads
+    index = next(k for k, r in enumerate(reads) if r.buffer is op.buffer)
+    cache = sch.cache_read(block, index, "global", consumer_blocks=[block])
+    sch.transform_layout(cache, ("write", 0), blocked)
+    schedule_loops_spatial(sch, sch.get_loops(cache), None, cpu, dtype=op.buffer.dtype,
+                           vectorize=False)
+
+
 def schedule_int8(sch: Any, block: Any, info: BlockInfo, plan: Int8Plan, cpu: CPUInfo,
                   epilogue: Sequence[Any] = (), layout_free: bool = False) -> Any:
     """The integer micro-kernel (module docstring) for ``block`` by ``plan``; ``epilogue``
     lists elementwise consumers to compute per output tile, in order.  Returns the
     tensorized block (``block`` itself is gone)."""
+    from .contraction import _transpose_accumulator
+
     con = plan.con
     _pack_weight(sch, block, plan, info, cpu, layout_free)
+    if plan.repack_a is not None:
+        _repack_activation(sch, block, plan, cpu)
+    if con.transpose_output:
+        epilogue = [_transpose_accumulator(sch, block, con, plan.nv * plan.lanes), *epilogue]
     loops = sch.get_loops(block)
     by_var = dict(enumerate(loops))
     jo, jv, ji = sch.split(by_var[con.vec], [None, plan.nv, plan.lanes])

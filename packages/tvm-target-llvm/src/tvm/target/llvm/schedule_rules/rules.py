@@ -39,8 +39,10 @@ from .analysis import (
 )
 from .contraction import choose_contraction, schedule_contraction, tile_choices
 from .cpu import CPUInfo
-from .elementwise import schedule_spatial
-from .int8 import check_int8, plan_int8, schedule_int8, weight_only_reductions
+from .elementwise import schedule_loops_spatial, schedule_spatial
+from .int8 import (
+    check_int8, materialize_int8_padding, plan_int8, schedule_int8, weight_only_reductions,
+)
 from .reduction import find_row_group, schedule_reduction, schedule_row_group
 
 __all__ = ["cpu_rules", "PaddingRule", "Int8DotRule", "ContractionRule", "RowGroupRule",
@@ -176,6 +178,8 @@ class Int8DotRule(_CPURule):
         return plan_int8(analyze_block(sch, block), self.cpu) is not None
 
     def transform(self, sch: Any, block: Any) -> None:
+        check_int8(analyze_block(sch, block), self.cpu)
+        pads = materialize_int8_padding(sch, block)
         info = analyze_block(sch, block)
         plan = check_int8(info, self.cpu)
         weight = plan.con.operands[plan.b].buffer
@@ -195,6 +199,10 @@ class Int8DotRule(_CPURule):
                 claim(sch, e, f"epilogue of {info.name}")
         for s in sums:
             claim(sch, s, f"{self.report} (weight sum, compile time)")
+        for p in pads:
+            schedule_loops_spatial(sch, sch.get_loops(p), None, self.cpu,
+                                   dtype=sch.get(p).writes[0].buffer.dtype, vectorize=False)
+            claim(sch, p, f"padding of {info.name}")
 
 
 def _layout_free(sch: Any, buffer: Any) -> bool:

@@ -328,7 +328,7 @@ class _Matcher:
         for k, (ti, rng) in enumerate(zip(t_idx, region.region)):
             offset = self.ana.simplify(ti - rng.min)
             if k < extra:
-                if not is_const_int(offset, 0):
+                if not is_const_int(offset, 0) and not self.ana.can_prove(offset == 0):
                     self.fail(f"index {ti!r} of {tb.name!r} is not the start of the block's "
                               "region in a dimension the description does not have")
                 continue
