@@ -262,3 +262,25 @@ def test_aarch64_kernels_under_qemu_equal_numpy(target, adt, tmp_path):
         got = runner.run(path, name, [*args, np.zeros(expected.shape, "int32")],
                          outputs=[-1], repeat=1).output(-1)
         np.testing.assert_array_equal(got, expected)
+
+
+# -- the tuner's alternatives ---------------------------------------------------------------------
+def test_the_rule_offers_other_tiles_as_candidates():
+    import tvm.runtime
+    from tvm.ffi import structural_hash
+    from tvm.target.llvm.schedule_rules.rules import Int8DotRule
+
+    target = "llvm -mcpu=cascadelake"
+    func, make_args, reference = wl.dense(16, 128, 256, za=3)
+    sch = tir.Schedule(func)
+    cands = Int8DotRule(cpu_info(target)).candidates(sch, sch.get_block("qmatmul_acc"))
+    assert len(cands) >= 3 and len({structural_hash(c.mod) for c in cands}) == len(cands)
+    assert all("Tensorize" in [i.kind.name for i in c.trace.insts] for c in cands)
+    if not _runnable(target):
+        return
+    args = make_args(np.random.default_rng(1))
+    for c in cands:
+        lib = tir.build(schedule_prim_func(c.mod["main"], target), target=target)
+        out = tvm.runtime.tensor(np.zeros((16, 128), "int32"))
+        lib(*[tvm.runtime.tensor(a) for a in args], out)
+        np.testing.assert_array_equal(out.numpy(), reference(*args))

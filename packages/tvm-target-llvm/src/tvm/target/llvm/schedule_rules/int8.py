@@ -43,7 +43,8 @@ from .common import parallelize_outer, try_primitive
 from .cpu import CPUInfo
 from .elementwise import schedule_loops_spatial
 
-__all__ = ["Int8Plan", "plan_int8", "schedule_int8", "weight_only_reductions"]
+__all__ = ["Int8Plan", "plan_int8", "check_int8", "schedule_int8", "int8_tile_choices",
+           "weight_only_reductions", "materialize_int8_padding"]
 
 #: most rows of one tile (each one an accumulator per vector)
 MAX_MR = 8
@@ -223,25 +224,33 @@ def _check_con(info: BlockInfo, con: Contraction, loads: tuple, cpu: CPUInfo) ->
 
 
 def _tile(info: BlockInfo, con: Contraction, d: Any, cpu: CPUInfo) -> tuple[int, int]:
-    """``(MR, NV)``: the most accumulators (``MR * NV``) that fit the registers beside the
-    weight vectors (one register each, widened or not: ``vpmovsxbw`` loads and widens) and
-    the broadcast; among equals the most products per load."""
+    """``(MR, NV)``: the first of :func:`int8_tile_choices`."""
+    choices = int8_tile_choices(info, con, d, cpu)
+    if not choices:
+        raise RuleNotApplicable("no tile fits the registers")
+    return choices[0]
+
+
+def int8_tile_choices(info: BlockInfo, con: Contraction, d: Any, cpu: CPUInfo
+                 ) -> list[tuple[int, int]]:
+    """The tiles ``(MR, NV)`` that fit, best first: the most accumulators (``MR * NV``)
+    beside the weight vectors (one register each, widened or not: ``vpmovsxbw`` loads and
+    widens) and the broadcast; among equals the most products per load.  The others are
+    what a tuner measures besides the first."""
     ext_r = info.extents[con.row] if con.row is not None else 1
     vectors = info.extents[con.vec] // d.lanes  # type: ignore[operator]
-    best: Optional[tuple] = None
+    scored = []
     for nv in NV_CHOICES:
         if vectors % nv:
             continue
         budget = cpu.vector_registers - nv - SPARE_REGISTERS
         if budget < nv:
             continue
-        mr = _divisor_at_most(ext_r, min(MAX_MR, budget // nv))
-        key = (mr * nv, mr * nv / (mr + nv), nv)
-        if best is None or key > best[0]:
-            best = (key, mr, nv)
-    if best is None:
-        raise RuleNotApplicable("no tile fits the registers")
-    return best[1], best[2]
+        top = min(MAX_MR, budget // nv)
+        for mr in sorted({_divisor_at_most(ext_r, t) for t in range(1, top + 1)}, reverse=True):
+            scored.append(((mr * nv, mr * nv / (mr + nv), nv), mr, nv))
+    scored.sort(reverse=True)
+    return [(mr, nv) for _, mr, nv in scored]
 
 
 def weight_only_reductions(sch: Any, block: Any, buffer: Any) -> list[Any]:

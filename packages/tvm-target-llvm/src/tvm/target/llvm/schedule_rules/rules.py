@@ -41,7 +41,8 @@ from .contraction import choose_contraction, schedule_contraction, tile_choices
 from .cpu import CPUInfo
 from .elementwise import schedule_loops_spatial, schedule_spatial
 from .int8 import (
-    check_int8, materialize_int8_padding, plan_int8, schedule_int8, weight_only_reductions,
+    check_int8, int8_tile_choices, materialize_int8_padding, plan_int8, schedule_int8,
+    weight_only_reductions,
 )
 from .reduction import find_row_group, schedule_reduction, schedule_row_group
 
@@ -177,11 +178,49 @@ class Int8DotRule(_CPURule):
     def applies(self, sch: Any, block: Any) -> bool:
         return plan_int8(analyze_block(sch, block), self.cpu) is not None
 
+    #: other register tiles (by the model's order) a tuner measures besides the chosen one
+    ALTERNATIVE_TILES = 3
+
     def transform(self, sch: Any, block: Any) -> None:
+        self._schedule(sch, block, None)
+
+    def candidates(self, sch: Any, block: Any) -> list[Any]:
+        """The default kernel, then the next register tiles of the model (distinct
+        schedules only): the int8 kernels' part of a tuner's design space."""
+        from tvm.ffi import structural_hash
+        from tvm.tir.schedule.error import ScheduleError
+        from tvm.tir.schedule.rules import RuleNotApplicable, fork
+
+        from ..dot_intrin import dot_intrin
+
+        plan = check_int8(analyze_block(sch, block), self.cpu)
+        tiles = int8_tile_choices(analyze_block(sch, block), plan.con,
+                                  dot_intrin(plan.intrin), self.cpu)
+        pristine = fork(sch)
+        out, seen = [], set()
+        for tile in [None, *tiles[1:1 + self.ALTERNATIVE_TILES]]:
+            cand = fork(pristine) if out else sch
+            try:
+                self._schedule(cand, block, tile)
+            except (RuleNotApplicable, ScheduleError, ValueError, TypeError):
+                if not out:
+                    raise
+                continue
+            key = structural_hash(cand.mod)
+            if key not in seen:
+                seen.add(key)
+                out.append(cand)
+        return out
+
+    def _schedule(self, sch: Any, block: Any, tile: Any) -> None:
+        from dataclasses import replace
+
         check_int8(analyze_block(sch, block), self.cpu)
         pads = materialize_int8_padding(sch, block)
         info = analyze_block(sch, block)
         plan = check_int8(info, self.cpu)
+        if tile is not None:
+            plan = replace(plan, mr=tile[0], nv=tile[1])
         weight = plan.con.operands[plan.b].buffer
         layout_free = _layout_free(sch, weight)
         # the reductions of the constant weight alone (zero-point corrections) run with its
