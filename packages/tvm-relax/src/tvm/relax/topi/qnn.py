@@ -23,6 +23,7 @@ from .nn import Layout, conv_out_dim
 __all__ = [
     "INT_RANGES", "fixed_point_multiplier", "common_shift_multipliers", "rounding_shift_np",
     "quantize", "dequantize", "requantize", "conv2d", "matmul", "add", "multiply", "concat",
+    "shift_8bit",
 ]
 
 Param = Union[int, float, te.Tensor]
@@ -150,6 +151,14 @@ def requantize(data: te.Tensor, multiplier: Param, shift: Param, input_zero_poin
         return cast(_clamp(y, lo, hi), out_dtype)
 
     return te.compute(tuple(data.shape), f, name="requantize")
+
+
+def shift_8bit(x: te.Tensor, shift: int) -> te.Tensor:
+    """``x + shift`` in the other 8-bit dtype: int8 ``+128`` -> uint8, uint8 ``-128`` ->
+    int8 (the same real values with the zero point moved by ``shift``)."""
+    out = "uint8" if shift > 0 else "int8"
+    return te.compute(tuple(x.shape), lambda *i: cast(cast(x(*i), "int32") + shift, out),
+                      name="qshift")
 
 
 # -- quantized conv2d / matmul ------------------------------------------------------------------

@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Optional
 
 __all__ = ["CPUInfo", "cpu_info", "CACHES"]
 
@@ -56,6 +56,20 @@ class CPUInfo:
 
         _, bits, _ = parse_dtype(dtype)
         return max(1, self.vector_bytes * 8 // max(bits, 8))
+
+    @property
+    def int8_activation(self) -> Optional[str]:
+        """The activation dtype the CPU's int8 dot product wants against int8 weights:
+        ``"uint8"`` with x86 VNNI (``vpdpbusd`` is u8 x s8), ``"int8"`` with AArch64
+        ``dotprod`` but no ``i8mm`` (``sdot``; ``usdot`` takes uint8 as it is), else None
+        (the widening kernels take either).  The qnn legalization shifts activations of
+        the other dtype by 128 (hook ``tvm_tir_cpu_info``)."""
+        if self.arch == "x86" and ({"avx512vnni", "avxvnni"} & self.features):
+            return "uint8"
+        if self.arch == "aarch64" and "dotprod" in self.features and "i8mm" not in \
+                self.features:
+            return "int8"
+        return None
 
     @property
     def parallel_tasks(self) -> int:
