@@ -165,10 +165,12 @@ def _impl_value(d: DotIntrin, A: Any, B: Any, C: Any, idx: str) -> PrimExpr:
         return _call(lanes, f"llvm.x86.avx512.vpdpbusd.{bits}", acc, a32,
                      _reinterpret(lanes, b))
     if d.kind in ("pmaddwd256", "pmaddwd512"):
-        # (a0, a1) widened to two int16 in every int32 lane, times the widened weight pairs
+        # (a0, a1) widened to two int16 in every int32 lane, times the widened weight pairs:
+        # the byte pair repeated (vpbroadcastw), then widened (vpmovzxbw / vpmovsxbw)
         w16 = Cast(f"int16x{2 * L}", b)
-        a16 = _reinterpret(f"int16x{2 * L}",
-                           Broadcast(_reinterpret("int32", Cast("int16x2", a)), L))
+        pair = Broadcast(_reinterpret("uint16", a if d.a_dtype == "uint8" else
+                                      _reinterpret("uint8x2", a)), L)
+        a16 = Cast(f"int16x{2 * L}", _reinterpret(f"{d.a_dtype}x{2 * L}", pair))
         name = "llvm.x86.avx2.pmadd.wd" if d.kind == "pmaddwd256" else \
             "llvm.x86.avx512.pmaddw.d.512"
         return acc + _call(f"int32x{L}", name, a16, w16)
