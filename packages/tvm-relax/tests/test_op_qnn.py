@@ -297,6 +297,7 @@ def cpu_plugin():
     unregister_plugin("test_int8_cpu")
 
 
+@requires_host_jit  # an llvm Target
 @pytest.mark.parametrize("want,adt,shift", [("uint8", "int8", 128), ("int8", "uint8", -128),
                                             ("uint8", "uint8", 0), (None, "int8", 0)])
 def test_activations_shift_to_the_dot_products_signedness(cpu_plugin, want, adt, shift):
