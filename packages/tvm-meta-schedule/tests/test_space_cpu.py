@@ -327,3 +327,31 @@ def test_postprocs_append_to_the_replayed_space(spaces):
     fresh = tir.Schedule(ctx.mod)
     Trace.from_json(design.as_json()).apply_to_schedule(fresh)
     assert structural_equal(fresh.mod["main"], before)
+
+
+def _int8_dense(m=16, n=128, k=256):
+    from tvm import te
+
+    x = te.placeholder((m, k), "uint8", name="x")
+    w = te.placeholder((n, k), "int8", name="w")
+    r = te.reduce_axis((0, k), name="k")
+    acc = te.compute((m, n), lambda i, j: te.sum(x[i, r].astype("int32") *
+                                                 w[j, r].astype("int32"), axis=r), name="acc")
+    return te.create_prim_func([x, w, acc])
+
+
+def test_the_int8_kernels_are_in_the_design_space():
+    """Space 0 and the default rules' alternatives of an int8 contraction are tensorized
+    with the target's dot product (other register tiles); the sampled spaces follow."""
+    from tvm.ffi import structural_hash
+
+    target = "llvm -mcpu=cascadelake"
+    ctx = ms.TuneContext(_int8_dense(), target, space_generator=PostOrderApply(), seed=0)
+    out = ctx.generate_design_space()
+    fixed = [out[0]] + [s for s in out[1:] if not SAMPLING & set(_kinds(s))]
+    tensorized = [s for s in fixed if "Tensorize" in _kinds(s)]
+    assert tensorized and tensorized[0] is out[0] and len(tensorized) >= 3
+    assert len({structural_hash(s.mod) for s in tensorized}) == len(tensorized)
+    intrins = {i.attrs[0] for s in tensorized for i in s.trace.insts
+               if i.kind.name == "Tensorize"}
+    assert intrins == {"dot_16x4_u8s8_avx512vnni"}

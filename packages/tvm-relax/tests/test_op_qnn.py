@@ -272,3 +272,82 @@ def test_calls_roundtrip_through_json():
         qnn.conv2d(a, relax.const(np.ones((4, 4, 3, 3), "int8")), 128, [1, 2, 3, 4], padding=1),
         [0.01, 0.02, 0.03, 0.04], 0, 0.1, 3, axis=1))
     assert_structural_equal(from_json(to_json(mod)), mod)
+
+
+# -- activations shifted to the signedness of the target's dot product -------------------------
+class _CPU:
+    def __init__(self, want):
+        self.int8_activation = want
+
+
+@pytest.fixture
+def cpu_plugin():
+    """A plugin answering tvm_tir_cpu_info for kind "llvm" with an ``int8_activation``."""
+    from tvm.ffi.plugin import hookimpl, register_plugin, unregister_plugin
+
+    state = {"want": None}
+
+    class Plugin:
+        @hookimpl(tryfirst=True)
+        def tvm_tir_cpu_info(self, target):
+            return _CPU(state["want"]) if target.kind_name == "llvm" else None
+
+    register_plugin(Plugin(), "test_int8_cpu")
+    yield state
+    unregister_plugin("test_int8_cpu")
+
+
+@requires_host_jit  # an llvm Target
+@pytest.mark.parametrize("want,adt,shift", [("uint8", "int8", 128), ("int8", "uint8", -128),
+                                            ("uint8", "uint8", 0), (None, "int8", 0)])
+def test_activations_shift_to_the_dot_products_signedness(cpu_plugin, want, adt, shift):
+    from tvm.ir.target import Target
+    from tvm.relax.op.qnn.linear import activation_shift
+
+    cpu_plugin["want"] = want
+    assert activation_shift(adt, "int8") == 0  # no current target: no shift
+    with Target("llvm"):
+        assert activation_shift(adt, "int8") == shift
+        assert activation_shift(adt, "uint8") == 0  # uint8 weights: never
+        x = relax.Var("x", TensorStructInfo([2, 8], adt))
+        w = relax.const(np.ones((4, 8), "int8"))
+        bb = relax.BlockBuilder()
+        with bb.function("main", [x]):
+            y = bb.emit(op.qnn.dense(x, w, input_zero_point=1))
+            bb.emit_func_output(y)
+        text = LegalizeOps()(bb.get()).script()
+    assert ("qshift" in text) == bool(shift)
+    if shift:
+        # the shifted activation, and its zero point moved with it: -(1 + shift) * sum(w)
+        assert f'"{"uint8" if shift > 0 else "int8"}"' in text and str(-(1 + shift)) in text
+
+
+@requires_host_jit
+@pytest.mark.parametrize("want,adt", [("uint8", "int8"), ("int8", "uint8")])
+def test_shifted_activations_keep_the_numbers(cpu_plugin, want, adt):
+    cpu_plugin["want"] = want
+    rng = np.random.default_rng(0)
+    lo, hi = (-128, 127) if adt == "int8" else (0, 255)
+    zx = 5 if adt == "int8" else 200
+    x = relax.Var("x", TensorStructInfo([1, 8, 6, 6], adt))
+    w = rng.integers(-128, 128, (16, 8, 3, 3)).astype("int8")
+    bb = relax.BlockBuilder()
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            c = bb.emit(op.qnn.conv2d(x, relax.const(w), input_zero_point=zx, padding=1))
+            y = bb.emit_output(op.qnn.dense(bb.emit(op.reshape(
+                op.qnn.requantize(c, 0.001, 0, 1.0, 0, out_dtype=adt), [1, -1])),
+                relax.const(rng.integers(-128, 128, (8, 16 * 36)).astype("int8")),
+                input_zero_point=0))
+        bb.emit_func_output(y)
+    mod = bb.get()
+    xv = rng.integers(lo, hi + 1, (1, 8, 6, 6)).astype(adt)
+    ex = relax.build(mod, target="llvm")
+    got = relax.VirtualMachine(ex, tvm.runtime.cpu())["main"](xv).numpy()
+    from tvm.relax.transform import FoldConstant
+    from tvm.relax.vm import bind_params
+
+    ref = FoldConstant(evaluator="numpy", max_elements=1 << 30)(bind_params(mod, {"x": xv}))
+    body = ref["main"].body
+    value = body.body if hasattr(body.body, "data") else body.blocks[-1].bindings[-1].value
+    np.testing.assert_array_equal(got, np.asarray(value.data))

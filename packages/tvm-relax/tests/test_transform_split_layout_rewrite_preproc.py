@@ -248,3 +248,75 @@ def uses_kernel_variable(w: T.Buffer((T.int64(8),), "float32"), y: T.Buffer((T.i
 
 def test_split_keeps_a_packing_loop_that_uses_kernel_variables():
     assert split_prim_func(uses_kernel_variable) is None
+
+
+@I.ir_module
+class PackedAndSummed:
+    """An int8 kernel: ``w`` is packed and also summed (a zero-point correction, a reduction);
+    both blocks read only ``w`` and are marked."""
+
+    @T.prim_func(private=True)
+    def qdense(x: T.Buffer((T.int64(2), T.int64(8)), "uint8"),
+               w: T.Buffer((T.int64(8), T.int64(8)), "int8"),
+               y: T.Buffer((T.int64(2), T.int64(8)), "int32")):
+        T.func_attr({"tir.noalias": True, "tir.is_scheduled": True})
+        w_sum = T.alloc_buffer((T.int64(8),), "int32")
+        w_global = T.alloc_buffer((T.int64(2), T.int64(8), T.int64(4)), "int8")
+        for j, k in T.grid(T.int64(8), T.int64(8)):
+            with T.block("w_sum"):
+                vj, vk = T.axis.remap("SR", [j, k])
+                T.reads(w[vj, vk])
+                T.writes(w_sum[vj])
+                T.block_attr({"layout_rewrite_preproc": True})
+                with T.init():
+                    w_sum[vj] = 0
+                w_sum[vj] = w_sum[vj] + T.Cast("int32", w[vj, vk])
+        for ax0, ax1 in T.grid(T.int64(8), T.int64(8)):
+            with T.block("w_global"):
+                v0, v1 = T.axis.remap("SS", [ax0, ax1])
+                T.reads(w[v0, v1])
+                T.writes(w_global[v0 // T.int64(4), v1, v0 % T.int64(4)])
+                T.block_attr({"layout_rewrite_preproc": True})
+                w_global[v0 // T.int64(4), v1, v0 % T.int64(4)] = w[v0, v1]
+        for i, j, k in T.grid(T.int64(2), T.int64(8), T.int64(8)):
+            with T.block("y"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                T.reads(x[vi, vk], w_global[vj // T.int64(4), vk, vj % T.int64(4)], w_sum[vj])
+                T.writes(y[vi, vj])
+                with T.init():
+                    y[vi, vj] = -3 * w_sum[vj]
+                y[vi, vj] = y[vi, vj] + T.Cast("int32", x[vi, vk]) * T.Cast(
+                    "int32", w_global[vj // T.int64(4), vk, vj % T.int64(4)])
+
+    @R.function
+    def main(x: R.Tensor((2, 8), "uint8"), w: R.Tensor((8, 8), "int8")
+             ) -> R.Tensor((2, 8), "int32"):
+        cls = PackedAndSummed
+        with R.dataflow():
+            gv = R.call_tir(cls.qdense, (x, w), out_sinfo=R.Tensor((2, 8), "int32"))
+            R.output(gv)
+        return gv
+
+
+def test_one_parameter_feeds_several_preprocs_a_reduction_among_them():
+    split = SplitLayoutRewritePreproc()(PackedAndSummed)
+    kernel = split["qdense"]
+    names = [kernel.buffer_map[p].name for p in kernel.params]
+    assert names == ["x", "w_sum", "w_global", "y"]  # in program order, where w was
+    assert {"qdense_prepack1", "qdense_prepack1_1"} <= {gv.name_hint for gv in
+                                                        split.get_global_vars()}
+    text = split["main"].script()
+    assert "w_sum_packed" in text and "w_global_packed" in text
+    assert "(x, w_sum_packed, w_global_packed)" in text
+
+
+@requires_llvm
+def test_the_weight_sum_folds_to_a_constant():
+    w = (np.arange(64) % 17 - 8).astype("int8").reshape(8, 8)
+    mod = SplitLayoutRewritePreproc()(bind_params(PackedAndSummed, {"w": w}))
+    folded = remove_unused_preproc(FoldConstant(evaluator="compile",
+                                                layout_rewrite_only=True)(mod))
+    consts = _constants(folded["main"])
+    assert len(consts) == 2
+    np.testing.assert_array_equal(consts[0], w.astype(np.int32).sum(axis=1))
+    np.testing.assert_array_equal(consts[1], w.reshape(2, 4, 8).transpose(0, 2, 1))

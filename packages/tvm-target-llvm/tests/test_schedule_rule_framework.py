@@ -62,7 +62,7 @@ def test_the_plugin_gives_the_cpu_rules():
     tgt = Target(TARGETS[1])
     assert [r.name for r in rules_for_target(tgt)] == [r.name for r in default_rules(tgt)]
     assert [r.name for r in default_rules(tgt)] == \
-        ["padding", "auto_inline", "anchor", "elementwise"]
+        ["padding", "auto_inline", "int8 dot product", "anchor", "elementwise"]
 
 
 # -- a vendor's rule through the plugin manager -------------------------------------------------

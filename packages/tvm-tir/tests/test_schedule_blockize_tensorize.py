@@ -384,3 +384,76 @@ def test_a_plugin_provides_tensor_intrinsics_and_a_broken_one_is_isolated():
         tensor_intrin._REGISTRY.pop("vendor.mma4", None)
     with pytest.raises(KeyError, match="no tensor intrinsic named 'vendor.mma4'"):
         TensorIntrin.get("vendor.mma4")
+
+
+# -- a dot-product step over a packed operand (the int8 kernels' shape) ------------------------
+def _dot_funcs(lanes: int, group: int):
+    """desc/impl of ``C[j] += A[k] * B[j * group + k]`` (j < lanes, k < group)."""
+
+    @T.prim_func
+    def desc(a: T.handle, b: T.handle, c: T.handle):
+        A = T.match_buffer(a, (group,))
+        B = T.match_buffer(b, (lanes * group,))
+        C = T.match_buffer(c, (lanes,))
+        with T.block("root"):
+            T.reads(C[0:lanes], A[0:group], B[0:lanes * group])
+            T.writes(C[0:lanes])
+            for j, k in T.grid(lanes, group):
+                with T.block("update"):
+                    vj, vk = T.axis.remap("SR", [j, k])
+                    C[vj] = C[vj] + A[vk] * B[vj * group + vk]
+
+    @T.prim_func
+    def impl(a: T.handle, b: T.handle, c: T.handle):
+        A = T.match_buffer(a, (group,))
+        B = T.match_buffer(b, (lanes * group,))
+        C = T.match_buffer(c, (lanes,))
+        with T.block("root"):
+            T.reads(C[0:lanes], A[0:group], B[0:lanes * group])
+            T.writes(C[0:lanes])
+            for k in range(group):
+                for j in T.vectorized(lanes):
+                    C[j] = C[j] + A[k] * B[j * group + k]
+
+    return desc, impl
+
+
+def _packed_dense(group: int, vectors: int = 2, lanes: int = 4):
+    """C = A @ W.T with W packed as P[j // NT, k // G, j % NT * G + k % G], the step
+    tensorized over (lanes of j) x (G of k)."""
+    name = f"test.dot{lanes}x{group}"
+    TensorIntrin.register(name, *_dot_funcs(lanes, group), override=True)
+    A = te.placeholder((8, 16), name="A")
+    W = te.placeholder((16, 16), name="W")
+    r = te.reduce_axis((0, 16), name="k")
+    C = te.compute((8, 16), lambda i, j: te.sum(A[i, r] * W[j, r], axis=r), name="C")
+    func = te.create_prim_func([A, W, C])
+    sch = tir.Schedule(func, debug_mask="all")
+    c = sch.get_block("C")
+    nt = vectors * lanes
+    pack = sch.cache_read(c, 1, "global")
+    sch.transform_layout(pack, ("write", 0),
+                         lambda j, k: (j // nt, k // group, j % nt * group + k % group))
+    i, j, k = sch.get_loops(c)
+    jo, jv, ji = sch.split(j, [None, vectors, lanes])
+    ko, ki = sch.split(k, [None, group])
+    sch.reorder(jo, i, ko, jv, ji, ki)
+    sch.decompose_reduction(c, ko)
+    sch.tensorize(ji, name)
+    return func, sch
+
+
+@pytest.mark.parametrize("group", [4, 1])
+def test_tensorize_reads_packed_indices_with_the_block_ranges(group):
+    # (v_o * NV + v_v) // NV ... of the packed layout, and a unit inner step (group 1)
+    _, sch = _packed_dense(group)
+    text = sch.mod["main"].script()
+    assert "match_buffer(W_global" in text
+    assert f"C_1[j] = C_1[j] + A_1[k] * B[j * {group} + k]" in text
+
+
+@needs_llvm
+@pytest.mark.parametrize("group", [4, 1])
+def test_tensorized_packed_dense_keeps_numbers(group):
+    func, sch = _packed_dense(group)
+    check_same_numbers(func, sch.mod)

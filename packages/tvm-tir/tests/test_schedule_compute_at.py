@@ -458,3 +458,80 @@ def test_parallel_rejects_a_block_writing_the_same_place_every_iteration():
     assert [sch.get(lp).extent.value for lp in sch.get_loops(sch.get_block("C"))] == [4, 64, 8]
     with pytest.raises(ScheduleError, match="same place in every iteration"):
         sch.parallel(io)
+
+
+@T.prim_func
+def with_sums(A: T.Buffer((16, 16), "float32"), W: T.Buffer((16,), "float32"),
+              D: T.Buffer((16, 16), "float32")):
+    # S: a reduction of the constant alone, ahead of the kernel (a zero-point correction)
+    S = T.alloc_buffer((1,))
+    B = T.alloc_buffer((16, 16))
+    for k in range(16):
+        with T.block("S"):
+            vk = T.axis.reduce(16, k)
+            with T.init():
+                S[0] = T.float32(0.0)
+            S[0] = S[0] + W[vk]
+    for i, j in T.grid(16, 16):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2.0)
+    for i, j in T.grid(16, 16):
+        with T.block("D"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            D[vi, vj] = B[vi, vj] - S[0]
+
+
+@T.prim_func
+def with_sums_at_i(A: T.Buffer((16, 16), "float32"), W: T.Buffer((16,), "float32"),
+                   D: T.Buffer((16, 16), "float32")):
+    S = T.alloc_buffer((1,))
+    B = T.alloc_buffer((16, 16))
+    for k in range(16):
+        with T.block("S"):
+            vk = T.axis.reduce(16, k)
+            with T.init():
+                S[0] = T.float32(0.0)
+            S[0] = S[0] + W[vk]
+    for i in range(16):
+        for j in range(16):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi, vj] * T.float32(2.0)
+        for ax0 in range(16):
+            with T.block("D"):
+                vi, vj = T.axis.remap("SS", [i, ax0])
+                D[vi, vj] = B[vi, vj] - S[0]
+
+
+@T.prim_func
+def sums_after(A: T.Buffer((16, 16), "float32"), W: T.Buffer((16,), "float32"),
+               D: T.Buffer((16, 16), "float32")):
+    S = T.alloc_buffer((1,))
+    B = T.alloc_buffer((16, 16))
+    for i, j in T.grid(16, 16):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2.0)
+    for k in range(16):
+        with T.block("S"):
+            vk = T.axis.reduce(16, k)
+            with T.init():
+                S[0] = T.float32(0.0)
+            S[0] = S[0] + W[vk]
+    for i, j in T.grid(16, 16):
+        with T.block("D"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            D[vi, vj] = B[vi, vj] - S[0]
+
+
+def test_reverse_compute_at_takes_a_producer_finished_before_the_loop():
+    sch = tir.Schedule(with_sums, debug_mask="all")
+    i, _ = sch.get_loops(sch.get_block("B"))
+    sch.reverse_compute_at(sch.get_block("D"), i)
+    assert_func_equal(sch, with_sums_at_i)
+    check_replay(sch, with_sums)
+    late = tir.Schedule(sums_after, debug_mask="all")
+    i, _ = late.get_loops(late.get_block("B"))
+    with pytest.raises(ScheduleError, match="under the loop or run before it; 'S' run after"):
+        late.reverse_compute_at(late.get_block("D"), i)

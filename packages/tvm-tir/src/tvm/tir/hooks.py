@@ -88,8 +88,10 @@ def tvm_tir_cpu_info(target: Target) -> Any:
     """Return what schedule rules need to know of the CPU ``target`` is for, or ``None``: an
     object with ``vector_bytes``, ``vector_registers``, ``num_cores``, ``l1_bytes``,
     ``l2_bytes``, ``fma_units``, ``fma_latency`` and ``lanes(dtype)`` (the llvm plugin
-    answers with its ``CPUInfo``).  Target-independent rules (the tuner's design space) read
-    the machine through it.
+    answers with its ``CPUInfo``), optionally ``int8_activation`` (``"uint8"`` / ``"int8"``:
+    the activation dtype its int8 dot product wants, which the qnn legalization shifts
+    activations to).  Target-independent rules (the tuner's design space) read the machine
+    through it.
     """
 
 

@@ -23,6 +23,7 @@ from .nn import Layout, conv_out_dim
 __all__ = [
     "INT_RANGES", "fixed_point_multiplier", "common_shift_multipliers", "rounding_shift_np",
     "quantize", "dequantize", "requantize", "conv2d", "matmul", "add", "multiply", "concat",
+    "shift_8bit",
 ]
 
 Param = Union[int, float, te.Tensor]
@@ -152,6 +153,14 @@ def requantize(data: te.Tensor, multiplier: Param, shift: Param, input_zero_poin
     return te.compute(tuple(data.shape), f, name="requantize")
 
 
+def shift_8bit(x: te.Tensor, shift: int) -> te.Tensor:
+    """``x + shift`` in the other 8-bit dtype: int8 ``+128`` -> uint8, uint8 ``-128`` ->
+    int8 (the same real values with the zero point moved by ``shift``)."""
+    out = "uint8" if shift > 0 else "int8"
+    return te.compute(tuple(x.shape), lambda *i: cast(cast(x(*i), "int32") + shift, out),
+                      name="qshift")
+
+
 # -- quantized conv2d / matmul ------------------------------------------------------------------
 def conv2d(data: te.Tensor, weight: te.Tensor, input_zero_point: int, kernel_zero_point: Param,
            strides: Sequence[int], padding: Sequence[int], dilation: Sequence[int], groups: int,
@@ -222,18 +231,20 @@ def conv2d(data: te.Tensor, weight: te.Tensor, input_zero_point: int, kernel_zer
         if all(isinstance(simplify(int64(s)), IntImm) for s in ksizes) else None
 
     def out(*idx: Any) -> PrimExpr:
+        # the correction terms first, so that their sums come before the accumulator in
+        # program order (the int8 schedule computes this block per tile of the accumulator)
         oc = ol.split(idx)["C"]
         zw = _at(kernel_zero_point, oc, "int32")
-        v = acc(*idx)
-        if xsum is not None:
-            v = v - zw * xsum(*idx)
+        terms = []
         if wsum is not None:
-            v = v - cast(zx, "int32") * wsum(oc)
-            if not zw_zero:
-                kk = cast(k, "int32") if k is not None else cast(
-                    int64(cin_g) * math.prod(int64(s) for s in ksizes), "int32")
-                v = v + kk * cast(zx, "int32") * zw
-        return v
+            terms.append(cast(-zx, "int32") * wsum(oc))
+        if xsum is not None:
+            terms.append(zw * xsum(*idx) * cast(-1, "int32"))
+        if wsum is not None and not zw_zero:
+            kk = cast(k, "int32") if k is not None else cast(
+                int64(cin_g) * math.prod(int64(s) for s in ksizes), "int32")
+            terms.append(kk * cast(zx, "int32") * zw)
+        return _sum_then(terms, acc(*idx))
 
     return te.compute(tuple(acc.shape), out, name="qconv")
 
@@ -285,18 +296,28 @@ def matmul(a: te.Tensor, b: te.Tensor, a_zero_point: int, b_zero_point: Param,
         bsum = te.compute((*batch, n), fb, name="qmatmul_bsum")
 
     def out(*idx: Any) -> PrimExpr:
+        # the correction terms first (see conv2d)
         bidx, i, j = idx[:nb], idx[nb], idx[nb + 1]
         zb = _at(b_zero_point, j, "int32")
-        v = acc(*idx)
-        if asum is not None:
-            v = v - zb * asum(*bidx, i)
+        terms = []
         if bsum is not None:
-            v = v - cast(za, "int32") * bsum(*bidx, j)
-            if not zb_zero:
-                v = v + cast(kdim, "int32") * cast(za, "int32") * zb
-        return v
+            terms.append(cast(-za, "int32") * bsum(*bidx, j))
+        if asum is not None:
+            terms.append(zb * asum(*bidx, i) * cast(-1, "int32"))
+        if bsum is not None and not zb_zero:
+            terms.append(cast(kdim, "int32") * cast(za, "int32") * zb)
+        return _sum_then(terms, acc(*idx))
 
     return te.compute(out_shape, out, name="qmatmul")
+
+
+def _sum_then(terms: list, last: PrimExpr) -> PrimExpr:
+    """``terms[0] + terms[1] + ... + last`` (int32, wrapping: any order gives the same
+    result)."""
+    v = None
+    for t in terms:
+        v = t if v is None else v + t
+    return last if v is None else v + last
 
 
 # -- quantized elementwise ----------------------------------------------------------------------

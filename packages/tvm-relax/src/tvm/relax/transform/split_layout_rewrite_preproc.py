@@ -23,9 +23,12 @@ compile-time constant the copy need not run on every call.  Three steps, run by
    (the preproc PrimFuncs carry ``"layout_rewrite_preproc"``, which lifts its size limit).
 
 A marked block is split only when it forms a top-level loop nest of its own, reads one
-parameter buffer that nothing else in the kernel reads, writes one internal buffer of
-static shape and uses no other variable of the kernel; otherwise it stays where it is (the
-kernel then repacks per call, as before).
+parameter buffer, writes one internal buffer of static shape and uses no other variable of
+the kernel, and when nothing but such marked blocks reads that parameter; otherwise it
+stays where it is (the kernel then repacks per call, as before).  Several marked blocks may
+read one parameter (an int8 kernel packs its weight and sums it for the zero-point
+correction, a reduction with an ``init``): the first output takes the parameter's place,
+the others follow it as new parameters, each computed by a preproc PrimFunc of its own.
 """
 
 from __future__ import annotations
@@ -154,7 +157,8 @@ def split_prim_func(func: PrimFunc) -> Optional[tuple[PrimFunc, list[tuple[int, 
     """``(kernel, [(param index, preproc), ...])``: ``func`` with its splittable
     ``"layout_rewrite_preproc"`` blocks moved out (see the module docstring), or None when
     it has none.  ``preproc`` takes the original buffer and writes the packed one; the
-    kernel takes the packed buffer at ``param index`` instead of the original."""
+    kernel takes the packed buffers of one ``param index`` (in the order listed) where it
+    took the original."""
     root = func.body
     if not isinstance(root, BlockRealize) or not isinstance(root.block, Block):
         return None
@@ -165,14 +169,14 @@ def split_prim_func(func: PrimFunc) -> Optional[tuple[PrimFunc, list[tuple[int, 
     buffer_map = dict(func.buffer_map)
     by_buffer = {id(b): p for p, b in buffer_map.items()}
     allocs = list(block.alloc_buffers)
-    kept = list(stmts)
-    splits: list[tuple[int, PrimFunc]] = []
+    # the splittable statements, grouped by the parameter they read (program order)
+    groups: dict[int, list[tuple[Any, Buffer, Buffer]]] = {}
     for stmt in stmts:
         inner = _blocks(stmt)
         if len(inner) != 1 or not inner[0].annotations.get(PREPROC_ATTR):
             continue
         pre = inner[0]
-        if len(pre.reads) != 1 or len(pre.writes) != 1 or pre.init is not None:
+        if len(pre.reads) != 1 or len(pre.writes) != 1:
             continue
         src, dst = pre.reads[0].buffer, pre.writes[0].buffer
         param = by_buffer.get(id(src))
@@ -180,20 +184,31 @@ def split_prim_func(func: PrimFunc) -> Optional[tuple[PrimFunc, list[tuple[int, 
             continue
         if any(v is not src.data and v is not dst.data for v in free_vars(stmt)):
             continue  # it uses other variables of the kernel (symbolic sizes): keep it
-        rest = [s for s in kept if s is not stmt]
+        groups.setdefault(params.index(param), []).append((stmt, src, dst))
+    kept = list(stmts)
+    splits: list[tuple[int, PrimFunc]] = []
+    replaced: dict[int, list[TIRVar]] = {}
+    for index, group in groups.items():
+        moved = {id(stmt) for stmt, _, _ in group}
+        rest = [s for s in kept if id(s) not in moved]
+        src = group[0][1]
         if _reads_buffer(rest, src) or any(
-                any(w.buffer is dst for w in b.writes) for s in rest for b in _blocks(s)):
+                any(w.buffer is dst for w in b.writes)
+                for _, _, dst in group for s in rest for b in _blocks(s)):
             continue
-        index = params.index(param)
-        new_param = TIRVar(dst.name, "handle")
-        params[index] = new_param
-        del buffer_map[param]
-        buffer_map[new_param] = dst
-        allocs = [b for b in allocs if b is not dst]
         kept = rest
-        splits.append((index, _preproc_func(stmt, src, dst)))
+        new_params = []
+        for stmt, src, dst in group:
+            new_param = TIRVar(dst.name, "handle")
+            buffer_map[new_param] = dst
+            new_params.append(new_param)
+            allocs = [b for b in allocs if b is not dst]
+            splits.append((index, _preproc_func(stmt, src, dst)))
+        del buffer_map[params[index]]
+        replaced[index] = new_params
     if not splits:
         return None
+    params = [q for k, p in enumerate(params) for q in replaced.get(k, [p])]
     new_block = block.with_fields(body=stmt_seq(*kept), alloc_buffers=tuple(allocs))
     buffer_map = {p: buffer_map[p] for p in params if p in buffer_map}  # in parameter order
     kernel = PrimFunc(params, root.with_fields(block=new_block), func.ret_type, buffer_map,
@@ -246,13 +261,16 @@ class _CallRewriter(ExprMutator):
             return new
         args = new.args[1]
         fields = list(args.fields) if isinstance(args, Tuple) else [args]
+        packed_of: dict[int, list[Expr]] = {}
         for index, pre_gv in plan:
             pre = self.mod[pre_gv]
             dst = pre.buffer_map[pre.params[1]]
             sinfo = TensorStructInfo(_static_shape(dst), dst.dtype)
             packed = Call(Op.get("relax.call_tir"), [pre_gv, Tuple([fields[index]])],
                           None, [sinfo])
-            fields[index] = self.builder_.emit(packed, f"{dst.name}_packed")
+            packed_of.setdefault(index, []).append(
+                self.builder_.emit(packed, f"{dst.name}_packed"))
+        fields = [q for k, f in enumerate(fields) for q in packed_of.get(k, [f])]
         return Call(new.op, [new.args[0], Tuple(fields), *new.args[2:]], new.attrs,
                     new.sinfo_args, span=new.span)
 

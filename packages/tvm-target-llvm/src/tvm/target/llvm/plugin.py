@@ -7,7 +7,9 @@ its lowering passes (:data:`LOWERING_PASSES`, run at the end of ``tvm.tir.build`
 pipeline) and a check of its ``-mtriple``/``-mcpu``/``-mattr`` names when a Target is made
 (:mod:`.target_info`), answers ``tvm_tir_codegen`` for it, contributes the default CPU
 schedule rules (``tvm_tir_schedule_rules``) and schedules unscheduled PrimFuncs with them
-(``tvm_tir_default_schedule``, :mod:`tvm.target.llvm.schedule_rules`); on the run side it
+(``tvm_tir_default_schedule``, :mod:`tvm.target.llvm.schedule_rules`) and registers the
+integer dot-product tensor intrinsics those rules tensorize with
+(``tvm_tir_register_tensor_intrins``, :mod:`.dot_intrin`); on the run side it
 tells tvm-runtime the host CPU's features (``tvm_runtime_host_cpu_features``) and provides
 the ``qemu`` runner (``tvm_runtime_runner``, :mod:`tvm.target.llvm.qemu`) that executes
 cross-compiled kernels under qemu-user.
@@ -28,7 +30,8 @@ if TYPE_CHECKING:
 __all__ = [
     "tvm_register_target_kinds", "tvm_register_target_tags", "tvm_runtime_host_cpu_features",
     "tvm_tir_codegen", "tvm_tir_default_schedule", "tvm_tir_schedule_rules", "tvm_tir_cpu_info",
-    "tvm_runtime_runner", "LLVM_TARGET_ATTRS", "LOWERING_PASSES",
+    "tvm_runtime_runner", "tvm_tir_register_tensor_intrins", "LLVM_TARGET_ATTRS",
+    "LOWERING_PASSES",
 ]
 
 #: attribute -> (type, default) of the llvm target kind
@@ -152,6 +155,15 @@ def tvm_tir_schedule_rules(target: Target) -> Any:
     from .schedule_rules import cpu_info, cpu_rules
 
     return cpu_rules(cpu_info(target))
+
+
+@hookimpl
+def tvm_tir_register_tensor_intrins(register: Callable[[Any], None]) -> None:
+    """The integer dot-product intrinsics (VNNI, AVX2/AVX-512 ``vpmaddwd``, NEON dot
+    products; :mod:`.dot_intrin`) the int8 schedule rule tensorizes with."""
+    from .dot_intrin import register_dot_intrins
+
+    register_dot_intrins(register)
 
 
 @hookimpl

@@ -7,6 +7,13 @@ accumulator of the real product divided by ``input_scale * weight_scale``; a fol
 output.  The kernel zero point is per tensor or per output channel.  The legalization
 computes the plain integer dot product and subtracts the zero-point correction terms
 (``tvm.relax.topi.qnn.conv2d``), dropping those whose zero point is 0.
+
+Under a target whose integer dot product wants the other signedness of activation than the
+data has (the CPU description's ``int8_activation``, hook ``tvm_tir_cpu_info``: ``"uint8"``
+for x86 VNNI's ``vpdpbusd``, ``"int8"`` for AArch64 ``sdot``), int8 weights meet shifted
+activations: ``x + 128`` as uint8 with zero point ``zx + 128`` (or ``x - 128`` as int8 with
+``zx - 128``), the same real values, so the result is unchanged; the extra correction
+``(zx + 128) * sum(w)`` of a constant weight is computed at compile time.
 """
 
 from __future__ import annotations
@@ -24,7 +31,8 @@ from ..base import Attrs, arg_tensor, make_call, op_error, register_op
 from ..nn._layout import check_layout, padding_tuple, window_tuple
 from ._common import int_params, param_args
 
-__all__ = ["conv2d", "matmul", "dense", "batch_matmul", "QConv2DAttrs", "QMatmulAttrs"]
+__all__ = ["conv2d", "matmul", "dense", "batch_matmul", "QConv2DAttrs", "QMatmulAttrs",
+           "activation_shift"]
 
 IntOrSeq = Union[int, Sequence[int]]
 _INT8 = ("int8", "uint8")
@@ -112,6 +120,40 @@ def _infer_qconv2d(call: Call, ctx: Any) -> StructInfo:
     return _infer_conv(float_call, ctx, 2, False)
 
 
+def activation_shift(data_dtype: str, weight_dtype: str) -> int:
+    """``+128`` (int8 activations to uint8), ``-128`` (uint8 to int8) or 0: what the
+    current target's integer dot product prefers (see the module docstring).  Asks the
+    target's plugin for its CPU description; no target, no answer or int8 x uint8 data it
+    has no preference for: 0."""
+    from tvm.ir.target import Target
+
+    if weight_dtype != "int8" or data_dtype not in _INT8:
+        return 0
+    try:
+        target = Target.current()
+    except Exception:  # noqa: BLE001 - no current target: no preference
+        return 0
+    if target is None:
+        return 0
+    from tvm.ffi.plugin import call_hook
+    from tvm.tir import hooks  # noqa: F401 - declares tvm_tir_cpu_info
+
+    try:
+        cpu = call_hook("tvm_tir_cpu_info", target=target)
+    except Exception:  # noqa: BLE001 - a failing plugin is reported by call_hook
+        return 0
+    want = getattr(cpu, "int8_activation", None)
+    if want is None or want == data_dtype:
+        return 0
+    return 128 if want == "uint8" else -128
+
+
+def _shifted(x: Any, shift: int) -> Any:
+    from ...topi import qnn
+
+    return qnn.shift_8bit(x, shift) if shift else x
+
+
 @conv2d.legalize
 def _legalize_qconv2d(bb: Any, call: Call) -> Expr:
     from ...topi import qnn
@@ -119,10 +161,12 @@ def _legalize_qconv2d(bb: Any, call: Call) -> Expr:
     a = call.attrs
     zw, zw_t = param_args(a.kernel_zero_point, "int32")
     extra = [zw_t] if zw_t is not None else []
+    shift = activation_shift(call.args[0].struct_info.dtype, call.args[1].struct_info.dtype)
 
     def f(x: Any, w: Any, *ts: Any) -> Any:
-        return qnn.conv2d(x, w, a.input_zero_point, ts[0] if ts else zw, a.strides, a.padding,
-                          a.dilation, a.groups, a.data_layout, a.kernel_layout, a.out_layout)
+        return qnn.conv2d(_shifted(x, shift), w, a.input_zero_point + shift,
+                          ts[0] if ts else zw, a.strides, a.padding, a.dilation, a.groups,
+                          a.data_layout, a.kernel_layout, a.out_layout)
 
     return te_call(bb, call, f, call.args[0], call.args[1], *extra)
 
@@ -219,9 +263,11 @@ def _legalize_qmatmul(bb: Any, call: Call) -> Expr:
     at = call.attrs
     zb, zb_t = param_args(at.b_zero_point, "int32")
     extra = [zb_t] if zb_t is not None else []
+    shift = activation_shift(call.args[0].struct_info.dtype, call.args[1].struct_info.dtype)
 
     def f(a: Any, b: Any, *ts: Any) -> Any:
-        return qnn.matmul(a, b, at.a_zero_point, ts[0] if ts else zb, at.transpose_b)
+        return qnn.matmul(_shifted(a, shift), b, at.a_zero_point + shift, ts[0] if ts else zb,
+                          at.transpose_b)
 
     return te_call(bb, call, f, call.args[0], call.args[1], *extra)
 

@@ -6,10 +6,13 @@ chosen by the structure of each block (its iteration kinds, its store and the in
 patterns of its loads), never by names, so fused functions from the graph level (matmul +
 bias + relu, conv + add ...) get them as well.  One module per rule family:
 
-* ``rules``        the rule list (:func:`cpu_rules`): padding, inline, anchors, elementwise
+* ``rules``        the rule list (:func:`cpu_rules`): padding, inline, int8, anchors,
+                   elementwise
 * ``analysis``     what a block computes: iteration roles, linear index forms, contractions
 * ``contraction``  matmul / batch matmul / dense / conv2d (NCHW, NHWC, depthwise, grouped):
                    register-blocked micro-kernel with vector FMA, tile init and epilogue
+* ``int8``         int8/uint8 contractions into int32 (qnn dense / matmul / conv2d),
+                   tensorized with the target's dot product (:mod:`..dot_intrin`)
 * ``reduction``    reductions, and row groups (softmax, layer norm) fused per row
 * ``elementwise``  injective blocks: vectorized inner loop, parallel outer loop
 * ``common``       factor choice, parallel outer loops, vector inner loops

@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Optional
 
 __all__ = ["CPUInfo", "cpu_info", "CACHES"]
 
@@ -32,7 +32,10 @@ class CPUInfo:
     how many vector FMAs issue per cycle and ``fma_latency`` their latency in cycles (a
     micro-kernel needs ``fma_units * fma_latency`` independent accumulators to keep the
     units busy), ``l1_bytes`` / ``l2_bytes`` the per-core data caches, ``num_cores`` how
-    many threads parallel loops should feed (0: unknown, assume a few).
+    many threads parallel loops should feed (0: unknown, assume a few).  ``arch`` is the
+    architecture family (``"x86"``, ``"aarch64"``, ``"riscv"`` or the triple's own word) and
+    ``features`` the LLVM features the target has (``avx512vnni``, ``dotprod`` ...): the
+    integer rule picks its dot-product instruction from them.
     """
 
     vector_bytes: int = 16
@@ -44,6 +47,8 @@ class CPUInfo:
     fma_units: int = 2
     fma_latency: int = 4
     isa: str = ""
+    arch: str = ""
+    features: frozenset = frozenset()
 
     def lanes(self, dtype: str) -> int:
         """Lanes of ``dtype`` (a scalar dtype string such as ``"float32"``) per register."""
@@ -51,6 +56,20 @@ class CPUInfo:
 
         _, bits, _ = parse_dtype(dtype)
         return max(1, self.vector_bytes * 8 // max(bits, 8))
+
+    @property
+    def int8_activation(self) -> Optional[str]:
+        """The activation dtype the CPU's int8 dot product wants against int8 weights:
+        ``"uint8"`` with x86 VNNI (``vpdpbusd`` is u8 x s8), ``"int8"`` with AArch64
+        ``dotprod`` but no ``i8mm`` (``sdot``; ``usdot`` takes uint8 as it is), else None
+        (the widening kernels take either).  The qnn legalization shifts activations of
+        the other dtype by 128 (hook ``tvm_tir_cpu_info``)."""
+        if self.arch == "x86" and ({"avx512vnni", "avxvnni"} & self.features):
+            return "uint8"
+        if self.arch == "aarch64" and "dotprod" in self.features and "i8mm" not in \
+                self.features:
+            return "int8"
+        return None
 
     @property
     def parallel_tasks(self) -> int:
@@ -150,6 +169,14 @@ def _host_caches() -> tuple[int, int] | None:
     return sizes[1], sizes[2]
 
 
+def _arch_family(arch: str) -> str:
+    if arch in ("x86_64", "i686", "i386", "amd64"):
+        return "x86"
+    if arch in ("aarch64", "arm64"):
+        return "aarch64"
+    return "riscv" if arch.startswith("riscv") else arch
+
+
 def _isa_name(arch: str, feats: set[str], vbytes: int) -> str:
     if arch in ("x86_64", "i686", "i386", "amd64"):
         if "avx512f" in feats:
@@ -200,7 +227,8 @@ def _info_from(triple: str, cpu: str, implied: tuple[str, ...], features: str, n
         num_cores = host_num_cores()
     return CPUInfo(vector_bytes=vbytes, vector_registers=regs, fma=fma, num_cores=num_cores,
                    l1_bytes=caches[0], l2_bytes=caches[1], fma_units=fma_units,
-                   fma_latency=fma_latency, isa=_isa_name(arch, feats, vbytes))
+                   fma_latency=fma_latency, isa=_isa_name(arch, feats, vbytes),
+                   arch=_arch_family(arch), features=frozenset(feats))
 
 
 def cpu_info(target: Any = None) -> CPUInfo:

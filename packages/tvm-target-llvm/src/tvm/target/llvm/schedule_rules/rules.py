@@ -10,12 +10,16 @@
    into their consumers, except padding stages and producers of contractions (they keep a
    contiguous copy the micro-kernel reads) and expensive blocks read by several consumers
    (``exp`` in softmax);
-3. **anchors**, the first that fits each reduction: every sum-of-products reduction gets
+3. **int8**: an int8/uint8 contraction into int32 that the target has a dot-product
+   instruction for gets the tensorized micro-kernel of :mod:`.int8` (with the sums of its
+   constant weight moved to compile time); it runs over all blocks before the anchors, so
+   that it sees the contraction before the anchors schedule the weight sums before it;
+4. **anchors**, the first that fits each reduction left: every sum-of-products reduction gets
    the micro-kernel of :mod:`.contraction` with its elementwise consumers as epilogue (and
    its padding stage as prologue where that costs nothing extra); row-wise groups (softmax,
    layer norm: reductions whose results one output block combines with its input) get
    :mod:`.reduction`'s fused row schedule; other reductions its reduction rule;
-4. **elementwise**: the data-parallel blocks left get the rule of :mod:`.elementwise`.
+5. **elementwise**: the data-parallel blocks left get the rule of :mod:`.elementwise`.
 """
 
 from __future__ import annotations
@@ -35,11 +39,15 @@ from .analysis import (
 )
 from .contraction import choose_contraction, schedule_contraction, tile_choices
 from .cpu import CPUInfo
-from .elementwise import schedule_spatial
+from .elementwise import schedule_loops_spatial, schedule_spatial
+from .int8 import (
+    check_int8, int8_tile_choices, materialize_int8_padding, plan_int8, schedule_int8,
+    weight_only_reductions,
+)
 from .reduction import find_row_group, schedule_reduction, schedule_row_group
 
-__all__ = ["cpu_rules", "PaddingRule", "ContractionRule", "RowGroupRule", "ReductionRule",
-           "ElementwiseRule", "inlinable"]
+__all__ = ["cpu_rules", "PaddingRule", "Int8DotRule", "ContractionRule", "RowGroupRule",
+           "ReductionRule", "ElementwiseRule", "inlinable"]
 
 _MATH_CALLS = ("exp", "log", "tanh", "erf", "sigmoid", "pow", "sqrt", "rsqrt", "sin", "cos",
                "exp2", "log2", "log10", "tan", "atan", "fmod")
@@ -160,6 +168,88 @@ def _epilogue(sch: Any, block: Any) -> list[Any]:
     return chain
 
 
+class Int8DotRule(_CPURule):
+    """Integer contractions (int8/uint8 products into int32) tensorized with the target's
+    dot-product instruction (:mod:`.int8`, :mod:`~tvm.target.llvm.dot_intrin`); shapes or
+    targets it does not fit fall through to :class:`ContractionRule`."""
+
+    name = "int8 dot product"
+
+    def applies(self, sch: Any, block: Any) -> bool:
+        return plan_int8(analyze_block(sch, block), self.cpu) is not None
+
+    #: other register tiles (by the model's order) a tuner measures besides the chosen one
+    ALTERNATIVE_TILES = 3
+
+    def transform(self, sch: Any, block: Any) -> None:
+        self._schedule(sch, block, None)
+
+    def candidates(self, sch: Any, block: Any) -> list[Any]:
+        """The default kernel, then the next register tiles of the model (distinct
+        schedules only): the int8 kernels' part of a tuner's design space."""
+        from tvm.ffi import structural_hash
+        from tvm.tir.schedule.error import ScheduleError
+        from tvm.tir.schedule.rules import RuleNotApplicable, fork
+
+        from ..dot_intrin import dot_intrin
+
+        plan = check_int8(analyze_block(sch, block), self.cpu)
+        tiles = int8_tile_choices(analyze_block(sch, block), plan.con,
+                                  dot_intrin(plan.intrin), self.cpu)
+        pristine = fork(sch)
+        out, seen = [], set()
+        for tile in [None, *tiles[1:1 + self.ALTERNATIVE_TILES]]:
+            cand = fork(pristine) if out else sch
+            try:
+                self._schedule(cand, block, tile)
+            except (RuleNotApplicable, ScheduleError, ValueError, TypeError):
+                if not out:
+                    raise
+                continue
+            key = structural_hash(cand.mod)
+            if key not in seen:
+                seen.add(key)
+                out.append(cand)
+        return out
+
+    def _schedule(self, sch: Any, block: Any, tile: Any) -> None:
+        from dataclasses import replace
+
+        check_int8(analyze_block(sch, block), self.cpu)
+        pads = materialize_int8_padding(sch, block)
+        info = analyze_block(sch, block)
+        plan = check_int8(info, self.cpu)
+        if tile is not None:
+            plan = replace(plan, mr=tile[0], nv=tile[1])
+        weight = plan.con.operands[plan.b].buffer
+        layout_free = _layout_free(sch, weight)
+        # the reductions of the constant weight alone (zero-point corrections) run with its
+        # packing, at compile time
+        sums = weight_only_reductions(sch, block, weight) if layout_free else []
+        for s in sums:
+            sch.annotate(s, "layout_rewrite_preproc", True)
+        epilogue = _epilogue(sch, block)
+        step = schedule_int8(sch, block, info, plan, self.cpu, epilogue, layout_free)
+        from ..dot_intrin import dot_intrin
+
+        claim(sch, info.name, f"{self.report} ({dot_intrin(plan.intrin).name})")
+        for e in epilogue:
+            if _same_nest(sch, step, e):
+                claim(sch, e, f"epilogue of {info.name}")
+        for s in sums:
+            claim(sch, s, f"{self.report} (weight sum, compile time)")
+        for p in pads:
+            schedule_loops_spatial(sch, sch.get_loops(p), None, self.cpu,
+                                   dtype=sch.get(p).writes[0].buffer.dtype, vectorize=False)
+            claim(sch, p, f"padding of {info.name}")
+
+
+def _layout_free(sch: Any, buffer: Any) -> bool:
+    from .contraction import _layout_free as layout_free
+
+    return layout_free(sch, buffer)
+
+
 class ContractionRule(_CPURule):
     """Sum-of-products reductions: the register-blocked micro-kernel of :mod:`.contraction`
     with the elementwise consumers as epilogue and padding producers as prologue."""
@@ -278,6 +368,7 @@ def cpu_rules(cpu: CPUInfo) -> list[ScheduleRule]:
     return [
         PaddingRule(cpu),
         AutoInline(inlinable),
+        Int8DotRule(cpu),
         FirstOf("anchor", [ContractionRule(cpu), RowGroupRule(cpu), ReductionRule(cpu)]),
         ElementwiseRule(cpu),
     ]

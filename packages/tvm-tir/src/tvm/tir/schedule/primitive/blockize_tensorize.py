@@ -250,6 +250,9 @@ class _Matcher:
                               f"description's {b.var.name!r} {b.iter_type.name}")
                 self.same_value(a.dom.extent, b.dom.extent, "iteration extent")
                 self.var_map[id(b.var)] = a.var
+                # the indices are read with the ranges of the block's own variables
+                # (``(v_o * 16 + v_i) // 16`` is ``v_o`` for ``v_i`` in [0, 16))
+                self.ana.bind(a.var, a.dom, allow_override=True)
             if (t.init is None) != (d.init is None):
                 self.fail(f"block {t.name_hint!r} {'has' if t.init is not None else 'lacks'} "
                           "an init the description does not")
@@ -325,7 +328,7 @@ class _Matcher:
         for k, (ti, rng) in enumerate(zip(t_idx, region.region)):
             offset = self.ana.simplify(ti - rng.min)
             if k < extra:
-                if not is_const_int(offset, 0):
+                if not is_const_int(offset, 0) and not self.ana.can_prove(offset == 0):
                     self.fail(f"index {ti!r} of {tb.name!r} is not the start of the block's "
                               "region in a dimension the description does not have")
                 continue
@@ -434,7 +437,10 @@ def tensorize(state: ScheduleState, sref: StmtSRef, intrin_name: str,
     desc, impl = intrin.desc, intrin.impl
     desc_params = [desc.buffer_map[p] for p in desc.params if p in desc.buffer_map]
     desc_body, _ = _desc_body(desc)
-    matcher = _Matcher(block, desc_params, make_analyzer(A.get_loops(sref)))
+    ana = make_analyzer(A.get_loops(sref))
+    for iv in block.iter_vars:
+        ana.bind(iv.var, iv.dom, allow_override=True)
+    matcher = _Matcher(block, desc_params, ana)
     try:
         matcher.stmt(block.body, desc_body)
     except _Mismatch as err:

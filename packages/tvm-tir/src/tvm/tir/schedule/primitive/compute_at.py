@@ -24,9 +24,11 @@ each point runs once and after its inputs.  If the direction is unknown, all poi
 every iteration (correct, since the last iteration sees complete inputs, but slow).
 
 Preconditions (ScheduleError otherwise): the block is complete or a reduction block, the
-loop is in the same scope and does not already enclose it, all consumers (producers) of the
-block are under the loop, and the block's producers run before (consumers after) the
-position it moves to.
+loop is in the same scope and does not already enclose it, all consumers of a block that
+compute_at moves are under the loop (all producers of a block that reverse_compute_at
+moves are under it, or finished before the loop starts: the sums of a constant computed
+ahead of the kernel), and the block's producers run before (consumers after) the position
+it moves to.
 """
 
 from __future__ import annotations
@@ -155,10 +157,18 @@ def _move(state: ScheduleState, block_sref: StmtSRef, loop_sref: StmtSRef,
             raise ScheduleError(prim, "the block has no producer in its scope, so nothing says "
                                 "what to compute under the loop", block,
                                 hint="use compute_at to move a producer")
-        outside = [p for p in related if not under(p)]
-        if outside:
-            raise ScheduleError(prim, f"all producers of the block must be under the loop; "
-                                f"{_names(outside)} are not", block, loop_sref.stmt)
+        # producers finished before the loop starts (a constant's sums ahead of the
+        # kernel's nest) are complete at every iteration; the ones under it say what to
+        # compute
+        late = [p for p in related if not under(p) and order[id(p)] > order[id(loop_sref)]]
+        if late:
+            raise ScheduleError(prim, f"all producers of the block must be under the loop or "
+                                f"run before it; {_names(late)} run after it starts", block,
+                                loop_sref.stmt)
+        related = [p for p in related if under(p)]
+        if not related:
+            raise ScheduleError(prim, "no producer of the block is under the loop, so nothing "
+                                "says what to compute there", block, loop_sref.stmt)
         end = subtree_end(loop_sref, order)
         early = [c for c in after if not under(c) and order[id(c)] < end]
         if early:

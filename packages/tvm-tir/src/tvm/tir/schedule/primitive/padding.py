@@ -14,8 +14,12 @@ buffer the block reads::
 
 ``lo``/``hi`` are how far the guarded indices reach below 0 / past the end of ``X`` over
 the block's iteration domain.  Only checks of the load's own indices against ``0`` and the
-buffer's constant shape, joined by ``and``, with a zero fallback, are rewritten; anything
-else is a ScheduleError, and so is a block whose loop nest also writes ``X``.
+buffer's constant shape, joined by ``and``, with a constant fallback, are rewritten; the
+load may be cast (``if_then_else(.., int32(X[..]), 7)`` of a quantized convolution whose
+padding holds the input zero point: the copy holds ``X``'s dtype, the fallback value in
+it, and the block reads ``int32(X_pad[..])``; the value must fit ``X``'s dtype).  Anything
+else is a ScheduleError, and so is a block whose loop nest also writes ``X``, or that pads
+one buffer with two different values.
 :func:`padded_loads` is the same match as a pure query, for schedule rules.
 """
 
@@ -29,8 +33,8 @@ from tvm.ir.op import Op
 
 from ...buffer import Buffer, decl_buffer
 from ...expr import (
-    GE, GT, LE, LT, And, BufferLoad, Call, FloatImm, IntImm, IterVar, IterVarType, PrimExpr,
-    Range,
+    GE, GT, LE, LT, And, BufferLoad, Call, Cast, FloatImm, IntImm, IterVar, IterVarType,
+    PrimExpr, Range,
 )
 from ...functor import StmtExprMutator
 from ...stmt import Block, BlockRealize, BufferRegion, BufferStore, For
@@ -51,14 +55,18 @@ _PRIM = "materialize_padding"
 
 @dataclass
 class PaddedLoad:
-    """One guarded load ``if_then_else(bounds of X[idx], X[idx], 0)`` of a block: the
-    call, the load, and how far its indices reach below 0 (``lo``) and past the end
-    (``hi``) per dimension."""
+    """One guarded load ``if_then_else(bounds of X[idx], X[idx], c)`` of a block (the load
+    possibly cast): the call, the load, how far its indices reach below 0 (``lo``) and
+    past the end (``hi``) per dimension, the fallback and the cast."""
 
     call: Call
     load: BufferLoad
     lo: list[int]
     hi: list[int]
+    #: the fallback value (a constant of the load's dtype)
+    value: Any = None
+    #: the dtype the load is cast to inside the check (None: not cast)
+    cast: Optional[str] = None
 
 
 def _conjuncts(cond: PrimExpr) -> list[PrimExpr]:
@@ -86,8 +94,13 @@ def _match(call: Any, block: Block) -> Optional[PaddedLoad]:
             and call.op.name == "tir.if_then_else"):
         return None
     cond, then, other = call.args
-    if not isinstance(then, BufferLoad) or not isinstance(other, (FloatImm, IntImm)) \
-            or other.value != 0:
+    cast = None
+    if isinstance(then, Cast) and isinstance(then.value, BufferLoad):
+        cast, then = then.dtype, then.value
+    if not isinstance(then, BufferLoad) or not isinstance(other, (FloatImm, IntImm)):
+        return None
+    value = _fallback_in(other, then.dtype, cast is not None)
+    if value is None:
         return None
     buf = then.buffer
     if not all(isinstance(d, IntImm) for d in buf.shape):
@@ -122,7 +135,30 @@ def _match(call: Any, block: Block) -> Optional[PaddedLoad]:
         hi[dim] = max(0, bound.max_value - (buf.shape[dim].value - 1))
     if not any(lo) and not any(hi):
         return None
-    return PaddedLoad(call, then, lo, hi)
+    return PaddedLoad(call, then, lo, hi, value, cast)
+
+
+def _fallback_in(other: Any, dtype: str, cast: bool) -> Optional[PrimExpr]:
+    """The fallback constant as a value of the load's ``dtype`` (None when it has none:
+    a cast load's fallback must be an integer the load's integer dtype holds)."""
+    if not cast:
+        return other
+    from tvm.ffi.dtype import parse_dtype
+
+    from ...expr import const
+
+    code, bits, lanes = parse_dtype(dtype)
+    if lanes != 1 or not isinstance(other, IntImm) or dtype.startswith(("float", "bfloat")):
+        return None
+    if dtype.startswith("uint"):
+        lo_v, hi_v = 0, (1 << bits) - 1
+    elif dtype.startswith("int"):
+        lo_v, hi_v = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    else:
+        return None
+    if not lo_v <= other.value <= hi_v:
+        return None
+    return const(other.value, dtype)
 
 
 def padded_loads(block: Block) -> list[PaddedLoad]:
@@ -161,7 +197,8 @@ class _Replace(StmtExprMutator):
                     for i, lo in zip(pad.load.indices, self.lo))
         self.points.append(BufferRegion(self.buf, tuple(Range(i, IntImm(i.dtype, 1))
                                                         for i in idx)))
-        return BufferLoad(self.buf, idx)
+        load = BufferLoad(self.buf, idx)
+        return Cast(pad.cast, load) if pad.cast is not None else load
 
 
 def _pad_nest(src: Buffer, buf: Buffer, lo: list[int], zero: PrimExpr, name: str,
@@ -218,7 +255,7 @@ def materialize_padding(state: ScheduleState, block_sref: StmtSRef, read_buffer_
         raise ScheduleError(
             _PRIM, f"the block reads {src.name!r} without a padding check", block,
             hint="the loads must be if_then_else(bounds of the load's own indices against "
-                 "0 and the buffer's constant shape, the load, 0)")
+                 "0 and the buffer's constant shape, the load (or its cast), a constant)")
     # the copy goes right before the block's outermost loop (or the block) under the scope
     top = block_sref
     while top.parent is not None and top.parent is not scope:
@@ -228,6 +265,11 @@ def materialize_padding(state: ScheduleState, block_sref: StmtSRef, read_buffer_
             raise ScheduleError(_PRIM, f"block {other.block.name_hint!r} writes {src.name!r} "
                                 "in the loop nest of the block: the padded copy would be "
                                 "stale", block)
+    values = {p.value.value for p in pads}
+    if len(values) > 1:
+        raise ScheduleError(_PRIM, f"the block pads {src.name!r} with several values "
+                            f"({', '.join(str(v) for v in sorted(values))}): one padded copy "
+                            "cannot hold them", block)
     func_name = block_sref.func_name
     lo = [max(p.lo[d] for p in pads) for d in range(len(src.shape))]
     hi = [max(p.hi[d] for p in pads) for d in range(len(src.shape))]
@@ -239,7 +281,7 @@ def materialize_padding(state: ScheduleState, block_sref: StmtSRef, read_buffer_
     name = unique_block_name(state, func_name, f"{src.name}_pad", sorted(taken))
     shape = [IntImm(d.dtype, d.value + a + b) for d, a, b in zip(src.shape, lo, hi)]
     buf = decl_buffer(shape, src.dtype, name)
-    nest, pad_block = _pad_nest(src, buf, lo, pads[0].call.args[2], name,
+    nest, pad_block = _pad_nest(src, buf, lo, pads[0].value, name,
                                 loop_names(state, func_name))
     rep = _Replace({id(p.call): p for p in pads}, buf, lo)
     body = rep.visit_stmt(block.body)
