@@ -81,6 +81,12 @@ class TorchGraph:
         F = self.torch.nn.functional
         return F.max_pool2d(x, tuple(kernel_shape), tuple(strides), _pads(pads))
 
+    def _op_AveragePool(self, x, *, kernel_shape, strides=(1, 1), pads=(0, 0, 0, 0),
+                        count_include_pad=0):
+        F = self.torch.nn.functional
+        return F.avg_pool2d(x, tuple(kernel_shape), tuple(strides), _pads(pads),
+                            count_include_pad=bool(count_include_pad))
+
     def _op_GlobalAveragePool(self, x):
         return self.torch.mean(x, dim=(2, 3), keepdim=True)
 
