@@ -105,7 +105,9 @@ TEST_TOOLS = ["pytest", "hypothesis", "pytest-xdist", "onnx>=1.14", "onnxruntime
               # tvm-meta-schedule's extras: the XGBoost cost model, Ray builders/runners
               "xgboost-cpu==3.2.0", "ray==2.60.0",
               # torch's OpInfo database (the PyTorch frontend's conformance tests) imports it
-              "expecttest==0.3.0"]
+              "expecttest==0.3.0",
+              # scikit-learn's handwritten digits: the int8 accuracy test on real data
+              "scikit-learn==1.9.1"]
 #: torch for the DLPack interop tests: pinned (an unpinned torch pulls a CUDA build of
 #: several GB); a local wheel directory in PIP_FIND_LINKS is searched first
 TORCH = "torch==2.13.0"
