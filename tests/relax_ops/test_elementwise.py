@@ -1,4 +1,5 @@
-"""Elementwise operators legalized and run on llvm, against numpy."""
+"""Elementwise operators legalized and run on each target of the suite (conftest.py),
+against numpy."""
 
 import math
 

@@ -1,5 +1,5 @@
-"""image.resize2d and sort/argsort/topk legalized and run on llvm, against numpy (and
-PyTorch's interpolate when it is installed)."""
+"""image.resize2d and sort/argsort/topk legalized and run on every target of the suite
+(conftest.py), against numpy (and PyTorch's interpolate when it is installed)."""
 
 import math
 

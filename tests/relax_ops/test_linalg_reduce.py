@@ -1,4 +1,5 @@
-"""matmul, reductions, argmax/argmin and scans legalized and run on llvm, against numpy."""
+"""matmul, reductions, argmax/argmin and scans legalized and run on every target of the
+suite (conftest.py), against numpy."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,5 @@
-"""Data movement, indexing and creation operators legalized and run on llvm, against numpy."""
+"""Data movement, indexing and creation operators legalized and run on every target of the
+suite (conftest.py), against numpy."""
 
 import numpy as np
 import pytest
