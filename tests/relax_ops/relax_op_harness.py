@@ -1,22 +1,72 @@
-"""Run a Relax operator call through LegalizeOps and the llvm target, on numpy inputs.
+"""Run a Relax operator call through LegalizeOps and a target, on numpy inputs.
 
 ``run_op(make, inputs)`` declares one Relax parameter per input (its shape may be given
 symbolically), emits ``make(*params)``, legalizes the function and evaluates the resulting
-``call_tir`` bindings with the PrimFuncs compiled by ``tvm.tir.build(..., target="llvm")``.
+``call_tir`` bindings with the PrimFuncs compiled by ``tvm.tir.build(..., target=...)``.
+
+The target is the one the suite's ``relax_target`` fixture set (:func:`use_target`; see
+``conftest.py``): ``llvm``, or a GPU target (``opencl``, ``vulkan``, ``webgpu``), for which
+each PrimFunc gets the default GPU schedule, the inputs are copied to the device, the
+intermediate values stay there and the results are copied back to numpy.  Built kernels are
+kept per target and PrimFunc (by structure), so a kernel a later case needs again is not
+compiled again.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Sequence
+import contextlib
+from typing import Any, Callable, Iterator, Optional, Sequence
 
 import numpy as np
 from tvm import relax, tir
 from tvm.arith import Analyzer
 from tvm.ffi.dtype import from_numpy_dtype, to_numpy_dtype
+from tvm.ffi.structural import structural_equal, structural_hash
 from tvm.relax.transform import LegalizeOps
 from tvm.tir.stmt_functor import substitute
 
-_BUILT: dict[int, Any] = {}
+#: every target the suite runs on, host first (the GPU ones where their device is present)
+TARGETS = ("llvm", "opencl", "vulkan", "webgpu")
+
+_state = {"target": "llvm"}
+#: (target, structural hash) -> [(PrimFunc, runtime module)]
+_BUILT: dict[tuple[str, int], list[tuple[Any, Any]]] = {}
+
+
+def current_target() -> str:
+    """The target :func:`run_op` builds for."""
+    return _state["target"]
+
+
+@contextlib.contextmanager
+def use_target(target: str) -> Iterator[str]:
+    """Build and run for ``target`` inside the block."""
+    if target not in TARGETS:
+        raise ValueError(f"unknown target {target!r} of the operator suite (one of {TARGETS})")
+    saved, _state["target"] = _state["target"], target
+    try:
+        yield target
+    finally:
+        _state["target"] = saved
+
+
+def device() -> Any:
+    """The runtime device of the current target."""
+    import tvm.runtime as rt
+
+    target = current_target()
+    return rt.cpu() if target == "llvm" else rt.device(target)
+
+
+def to_numpy(value: Any) -> Any:
+    """Runtime tensors (on any device) as numpy arrays, through tuples."""
+    import tvm.runtime as rt
+
+    if isinstance(value, tuple):
+        return tuple(to_numpy(v) for v in value)
+    if isinstance(value, rt.Tensor):
+        return value.numpy()
+    return value
 
 
 def _shape_value(dim: Any, env: dict) -> int:
@@ -32,11 +82,21 @@ def _bind_shape(sinfo: relax.TensorStructInfo, shape: tuple, env: dict) -> None:
             env[dim] = tir.IntImm(dim.dtype, n)
 
 
+def _place(array: np.ndarray) -> Any:
+    """``array`` where the current target's kernels read it: numpy for llvm, else a copy on
+    the device."""
+    if current_target() == "llvm":
+        return array
+    import tvm.runtime as rt
+
+    return rt.tensor(array, device=device())
+
+
 def _alloc(sinfo: Any, env: dict) -> Any:
     if isinstance(sinfo, relax.TupleStructInfo):
         return tuple(_alloc(f, env) for f in sinfo.fields)
     shape = tuple(_shape_value(d, env) for d in sinfo.shape_values)
-    return np.zeros(shape, to_numpy_dtype(sinfo.dtype))
+    return _place(np.zeros(shape, to_numpy_dtype(sinfo.dtype)))
 
 
 def _flat(value: Any) -> list:
@@ -50,6 +110,19 @@ def legalize(make: Callable[..., Any], params: Sequence[relax.Var]) -> Any:
             out = bb.emit_output(make(*params))
         bb.emit_func_output(out)
     return LegalizeOps()(bb.get())
+
+
+def build(prim: tir.PrimFunc) -> Any:
+    """``prim`` built for the current target (the default schedule of its plugin), cached."""
+    target = current_target()
+    key = (target, structural_hash(prim))
+    entries = _BUILT.setdefault(key, [])
+    for seen, module in entries:
+        if structural_equal(seen, prim):
+            return module
+    module = tir.build(prim, target=target)
+    entries.append((prim, module))
+    return module
 
 
 def run_op(
@@ -73,11 +146,11 @@ def run_op(
     values: dict = {}
     for p, a in zip(func.params, arrays):
         _bind_shape(p.struct_info, a.shape, env)
-        values[p] = a
+        values[p] = _place(a)
     for block in func.body.blocks:
         for binding in block.bindings:
             values[binding.var] = _eval(binding.value, values, env, mod)
-    result = _eval(func.body.body, values, env, mod)
+    result = to_numpy(_eval(func.body.body, values, env, mod))
     return (result, mod) if return_mod else result
 
 
@@ -85,7 +158,7 @@ def _eval(expr: Any, values: dict, env: dict, mod: Any) -> Any:
     if isinstance(expr, relax.Var):
         return values[expr]
     if isinstance(expr, relax.Constant):
-        return expr.data
+        return _place(np.asarray(expr.data))
     if isinstance(expr, relax.Tuple):
         return tuple(_eval(f, values, env, mod) for f in expr.fields)
     if isinstance(expr, relax.TupleGetItem):
@@ -102,11 +175,7 @@ def _eval(expr: Any, values: dict, env: dict, mod: Any) -> Any:
         scalars = []
         if len(expr.args) > 2:
             scalars = [_shape_value(v, env) for v in expr.args[2].values]
-        prim = mod[gv]
-        key = id(prim)
-        if key not in _BUILT:
-            _BUILT[key] = (prim, tir.build(prim, target="llvm"))
-        _BUILT[key][1]["main"](*inputs, *_flat(outs), *scalars)
+        build(mod[gv])["main"](*inputs, *_flat(outs), *scalars)
         return outs
     raise AssertionError(f"unexpected expression after legalization: {expr!r}")
 

@@ -1,11 +1,12 @@
 """Operators with data-dependent output shapes (nonzero, unique, dynamic_strided_slice)
-built with relax.build and run on the VM (llvm): the shape is bound at run time by
-``match_cast`` and the operators after them see it."""
+built with relax.build and run on the VM (for the suite's target, see conftest.py): the
+shape is bound at run time by ``match_cast`` and the operators after them see it."""
 
 import numpy as np
 import pytest
 
-import tvm.runtime
+from relax_op_harness import current_target, device, to_numpy
+
 from tvm import relax, tir
 from tvm.relax import TensorStructInfo, op
 
@@ -19,10 +20,9 @@ def run(build_body, params, *inputs):
         with bb.dataflow():
             out = bb.emit_output(build_body(bb, *params))
         bb.emit_func_output(out)
-    ex = relax.build(bb.get(), target="llvm")
-    vm = relax.VirtualMachine(ex, tvm.runtime.cpu())
-    result = vm["main"](*inputs)
-    return tuple(r.numpy() for r in result) if isinstance(result, tuple) else result.numpy()
+    ex = relax.build(bb.get(), target=current_target())
+    vm = relax.VirtualMachine(ex, device())
+    return to_numpy(vm["main"](*inputs))
 
 
 def var(name, shape, dtype="float32"):

@@ -1,4 +1,5 @@
-"""Elementwise operators legalized and run on llvm, against numpy."""
+"""Elementwise operators legalized and run on each target of the suite (conftest.py),
+against numpy."""
 
 import math
 
@@ -162,5 +163,8 @@ def test_where_clip_astype():
     np.testing.assert_array_equal(run_op(lambda t: op.clip(t, max=0.0), [x]), np.minimum(x, 0.0))
     np.testing.assert_array_equal(run_op(lambda t: op.astype(t, "int32"), [x]), x.astype("int32"))
     np.testing.assert_array_equal(run_op(lambda t: op.astype(t, "bool"), [x]), x.astype("bool"))
+
+
+def test_astype_to_float16():
     i = rng.integers(-5, 5, (4,)).astype("int64")
     np.testing.assert_array_equal(run_op(lambda t: op.astype(t, "float16"), [i]), i.astype("float16"))

@@ -1,5 +1,5 @@
-"""image.resize2d and sort/argsort/topk legalized and run on llvm, against numpy (and
-PyTorch's interpolate when it is installed)."""
+"""image.resize2d and sort/argsort/topk legalized and run on every target of the suite
+(conftest.py), against numpy (and PyTorch's interpolate when it is installed)."""
 
 import math
 
@@ -83,12 +83,15 @@ def test_resize2d_nearest_rounding(rounding):
                                                   rounding=rounding))
 
 
-def test_resize2d_cubic_exclude_nhwc_and_int():
+def test_resize2d_cubic_exclude_nhwc():
     out = run_op(lambda d: op.image.resize2d(d, (8, 9), method="cubic", cubic_alpha=-0.75,
                                              cubic_exclude=1, layout="NHWC"),
                  [IMG.transpose(0, 2, 3, 1)])
     expected = resize_ref(IMG, (8, 9), "cubic", "half_pixel", alpha=-0.75, exclude=True)
     np.testing.assert_allclose(out, expected.transpose(0, 2, 3, 1), rtol=1e-4, atol=1e-5)
+
+
+def test_resize2d_uint8():
     img = (IMG * 200).astype("uint8")
     out = run_op(lambda d: op.image.resize2d(d, (10, 14)), [img])
     expected = np.round(resize_ref(img.astype("float32"), (10, 14), "linear", "half_pixel"))

@@ -1,5 +1,5 @@
-"""scatter_nd, one_hot and einsum legalized and run on llvm, against numpy (and the ONNX
-reference runtime when installed)."""
+"""scatter_nd, one_hot and einsum legalized and run on every target of the suite
+(conftest.py), against numpy (and the ONNX reference runtime when installed)."""
 
 import numpy as np
 import pytest

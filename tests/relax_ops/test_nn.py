@@ -1,4 +1,5 @@
-"""relax.nn operators legalized and run on llvm, against numpy references."""
+"""relax.nn operators legalized and run on every target of the suite (conftest.py),
+against numpy references."""
 
 import nn_reference as ref
 import numpy as np

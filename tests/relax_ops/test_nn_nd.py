@@ -1,6 +1,6 @@
 """1-d and 3-d convolutions and poolings, resize1d/3d, grid_sample and roi_align legalized
-and run on llvm, against numpy references (and PyTorch / the ONNX reference runtime when
-installed)."""
+and run on every target of the suite (conftest.py), against numpy references (and PyTorch /
+the ONNX reference runtime when installed)."""
 
 import itertools
 

@@ -60,3 +60,10 @@ def checked_gather(reduce: bool = False):
         i = te.placeholder((8,), "int64", name="I")
         b = te.compute((8,), lambda r: a[index(i[r])], name="B")
     return te.create_prim_func([a, i, b])
+
+
+def cast_to(dtype, n=64):
+    """B = A (float32) as ``dtype``."""
+    A = te.placeholder((n,), "float32", "A")
+    B = te.compute((n,), lambda i: A[i].astype(dtype), name="B")
+    return te.create_prim_func([A, B]).with_attr("global_symbol", f"to_{dtype}")

@@ -4,7 +4,7 @@ OpenCL C."""
 import re
 
 import pytest
-from cl_kernels import elementwise, matmul, row_reduce, softmax
+from cl_kernels import cast_to, elementwise, matmul, row_reduce, softmax
 from tvm import te, tir
 from tvm.ir import Target
 from tvm.target.opencl import plugin
@@ -108,3 +108,11 @@ def test_a_check_in_a_kernel_reports_through_the_error_record():
             in code.source)
     assert "((__global long*)(tvm_error_record + 2))[0] = " in code.source
     assert code.kernels[0]["error_record"][0]["nargs"] == 2
+
+
+@pytest.mark.parametrize("dtype,extensions", [
+    ("float32", []), ("float16", ["cl_khr_fp16"]), ("float64", ["cl_khr_fp64"]),
+])
+def test_each_kernel_lists_the_extensions_its_dtypes_need(dtype, extensions):
+    code = generate_device_code_opencl(cast_to(dtype), Target("opencl"))
+    assert [k["extensions"] for k in code.kernels] == [extensions]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from cl_kernels import elementwise, matmul, row_reduce, softmax
+from cl_kernels import cast_to, elementwise, matmul, row_reduce, softmax
 from conftest import requires_opencl
 from tvm import tir
 from tvm.script import tir as T
@@ -203,3 +203,22 @@ print('ok', type(m).__name__)
                          env=env, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["ok", "OpenCLModule"]
+
+
+@pytest.mark.parametrize("dtype,extension", [("float16", "cl_khr_fp16"),
+                                             ("float64", "cl_khr_fp64")])
+def test_a_kernel_needing_an_extension_the_device_lacks_is_refused_by_name(dev, dtype,
+                                                                           extension):
+    import tvm.runtime as rt
+    from tvm.target.opencl.runtime import device_api
+
+    mod = tir.build(cast_to(dtype), target="opencl")
+    a = RNG.random(64, dtype=np.float32)
+    b = rt.empty((64,), dtype, dev)
+    if extension in device_api()._device(dev).extensions.split():
+        mod[f"to_{dtype}"](*_tensors(dev, a), b)
+        np.testing.assert_array_equal(b.numpy(), a.astype(dtype))
+        return
+    with pytest.raises(rt.KernelError, match=rf"opencl: kernel to_{dtype}_kernel uses {dtype} "
+                                             rf"\(needs {extension}\), which opencl\(0\)"):
+        mod[f"to_{dtype}"](*_tensors(dev, a), b)

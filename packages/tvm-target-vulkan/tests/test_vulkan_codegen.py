@@ -11,7 +11,9 @@ from tvm.target.vulkan import plugin
 from tvm.target.vulkan.codegen import KERNEL_MARK, generate_device_code_vulkan
 from tvm.target.vulkan.layout import LayoutError, kernel_layout
 from tvm.tir.codegen import CodegenError
-from vk_kernels import checked_gather, compare, elementwise, matmul, row_reduce, scale
+from vk_kernels import (
+    checked_gather, compare, elementwise, int_power, matmul, row_reduce, scale, unary,
+)
 
 
 def _code(func, target="vulkan"):
@@ -147,7 +149,8 @@ def test_every_shader_compiles_to_valid_spirv():
     from tvm.target.vulkan.spirv import compile_glsl
 
     for func in (elementwise(), matmul(64, 64, 32), row_reduce(8, 512), scale(),
-                 checked_gather(), compare(), elementwise(n=8, dtype="float16")):
+                 checked_gather(), compare(), elementwise(n=8, dtype="float16"), int_power(),
+                 unary(tir.op.asin), unary(tir.op.acos)):
         code, printer = generate_device_code_vulkan(func, Target("vulkan"))
         for k in code.kernels:
             spirv = compile_glsl(printer.kernel_source(k["name"]), k["name"])
@@ -216,3 +219,24 @@ def test_spirv_is_cached_by_content(tmp_path, monkeypatch):
     files[0].write_bytes(b"\x03\x02\x23\x07cached")  # a second compile reads the cache
     assert compile_glsl(src, "k") == b"\x03\x02\x23\x07cached"
     assert compile_glsl(src, "k", use_cache=False) == first
+
+
+def test_float64_pow_of_an_integral_exponent_is_repeated_squaring():
+    """GLSL has no double pow: integer power (float64 pow of int32 casts) squares."""
+    src = _source(int_power())
+    assert "double tvm_pow_integral_float64(double a, double b)" in src
+    assert "tvm_pow_integral_float64(double(" in src and " pow(" not in src
+
+
+@pytest.mark.parametrize("fn", [tir.op.exp, tir.op.log, tir.op.sin, lambda x: tir.op.power(x, x)])
+def test_other_float64_transcendentals_are_refused_naming_the_kernel(fn):
+    with pytest.raises(CodegenError, match=r"kernel unary_kernel uses tir\.\w+ of dtype "
+                                           r"float64; GLSL has float64 arithmetic but no"):
+        _source(unary(fn, "float64"))
+
+
+def test_asin_and_acos_go_through_two_argument_atan():
+    for fn, name in ((tir.op.asin, "asin"), (tir.op.acos, "acos")):
+        src = _source(unary(fn))
+        assert f"float tvm_{name}_float32(float x) {{ return atan(" in src
+        assert f"{name}(A" not in src

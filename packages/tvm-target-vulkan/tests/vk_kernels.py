@@ -58,3 +58,18 @@ def compare(n=100):
     B = te.placeholder((n,), "float32", "B")
     C = te.compute((n,), lambda i: A[i] < B[i], name="C")
     return te.create_prim_func([A, B, C]).with_attr("global_symbol", "less")
+
+
+def int_power(n=64):
+    """B = A ** E of int32 tensors, as the Relax ``power`` computes it (float64 pow)."""
+    A = te.placeholder((n,), "int32", "A")
+    E = te.placeholder((n,), "int32", "E")
+    B = te.compute((n,), lambda i: tir.Cast("int32", tir.op.nearbyint(tir.power(
+        tir.Cast("float64", A[i]), tir.Cast("float64", E[i])))), name="B")
+    return te.create_prim_func([A, E, B]).with_attr("global_symbol", "ipow")
+
+
+def unary(fn, dtype="float32", n=64):
+    A = te.placeholder((n,), dtype, "A")
+    B = te.compute((n,), lambda i: fn(A[i]), name="B")
+    return te.create_prim_func([A, B]).with_attr("global_symbol", "unary")

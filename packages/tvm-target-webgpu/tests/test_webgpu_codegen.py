@@ -191,3 +191,27 @@ def test_build_makes_a_module_with_the_wgsl(tmp_path):
     assert "navigator.gpu" in js and "TVMWebGPU" in js
     with pytest.raises(TypeError, match="expected a webgpu module"):
         export_web(object(), tmp_path)
+
+
+def test_asin_and_acos_go_through_atan2():
+    for fn, name in ((tir.op.asin, "asin"), (tir.op.acos, "acos")):
+        src = _source(unary(fn=fn))
+        assert f"fn tvm_{name}_float32(x: f32) -> f32 {{ return atan2(" in src
+        assert f"{name}(A" not in src
+
+
+def test_wrapping_int64_negation_is_i32_negation():
+    """int64(uint64(0) - uint64(x)), the division guards' -x, is computed like other int64
+    values: in i32, whose negation wraps as well (no uint64 in WGSL)."""
+    A = te.placeholder((64,), "int32", "A")
+
+    def neg(i):
+        x = tir.Cast("int64", A[i])
+        return tir.Cast("int64", tir.Cast("uint64", tir.const(0, "int64")) - tir.Cast("uint64", x))
+
+    B = te.compute((64,), neg, name="B")
+    src = _source(te.create_prim_func([A, B]).with_attr("global_symbol", "neg"))
+    assert "(0i - " in src and "u64" not in src
+    uint = te.compute((64,), lambda i: tir.Cast("uint64", A[i]) * tir.const(3, "uint64"), name="U")
+    with pytest.raises(CodegenError, match="dtype uint64; WGSL has no 64-bit integers"):
+        _source(te.create_prim_func([A, uint]).with_attr("global_symbol", "u"))

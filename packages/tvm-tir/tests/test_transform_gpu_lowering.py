@@ -344,3 +344,27 @@ def test_shared_and_local_buffers_shrink_to_their_use():
 def test_lowering_without_blocks_lowered_first_keeps_loops():
     func = LowerOpaqueBlock()(IRModule({"main": add_one}))["main"]
     assert [f.kind for f in find_all(func, For)] == [ForKind.THREAD_BINDING] * 2
+
+
+@T.prim_func
+def unused_scratch(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    acc = T.alloc_buffer((1,), scope="local")
+    spare = T.alloc_buffer((1,), scope="local")  # noqa: F841 - never read or written
+    for _bx in T.thread_binding(1, thread="blockIdx.x"):
+        for tx in T.thread_binding(8, thread="threadIdx.x"):
+            with T.block("B"):
+                v = T.axis.spatial(8, tx)
+                acc[0] = A[v] * T.float32(2)
+                B[v] = acc[0]
+
+
+def test_an_unused_local_buffer_is_dropped_not_left_on_the_host():
+    mod = lower_gpu(unused_scratch)
+    (kernel,) = kernels(mod).values()
+    assert [a.buffer_var.name for a in find_all(kernel, Allocate)] == ["acc"]
+    host = mod["main"]
+    assert find_all(host, Allocate) == []  # the host cannot allocate local memory
+    a = np.random.rand(8).astype("float32")
+    b = np.zeros(8, "float32")
+    run_gpu_module(mod, "main", [a, b])
+    np.testing.assert_array_equal(b, a * 2)

@@ -6,7 +6,8 @@ the number of results, an int64 tensor of shape (1,).  The VM reads that number 
 shape (``vm.builtin.tensor_to_shape``), ``match_cast`` binds it to a fresh symbolic
 variable, and a second kernel (:func:`crop`, or ``nonzero``'s fill) writes the result at
 its final size.  :func:`merge_sort` is the stable merge sort of an index buffer shared with
-``non_max_suppression`` (:mod:`.nms`).
+``non_max_suppression`` (:mod:`.nms`).  Loop flags (and bool values being compared) are
+:data:`FLAG_DTYPE` scalars, a type every target has (WGSL has no 8-bit integers).
 """
 
 from __future__ import annotations
@@ -22,7 +23,10 @@ from ._tir import FuncBuilder, Scalar, fresh_shapes, i64, loop_nest, seq
 from ._util import cast, int64, is_bool, is_float, prod
 
 __all__ = ["merge_sort", "nonzero_count", "nonzero_func", "unique_func", "crop",
-           "less_than", "equal_to"]
+           "less_than", "equal_to", "FLAG_DTYPE"]
+
+#: the dtype of the kernels' 0/1 flags
+FLAG_DTYPE = "int32"
 
 # comparator: (a, b) element ids -> (statement to run first or None, bool "a < b")
 Comparator = Callable[[PrimExpr, PrimExpr], "tuple[Optional[Stmt], PrimExpr]"]
@@ -32,7 +36,7 @@ def _compare_dtype(dtype: str) -> str:
     """The dtype values are compared in (low-precision floats widen exactly to float32)."""
     if is_float(dtype) and dtype not in ("float32", "float64"):
         return "float32"
-    return "int8" if is_bool(dtype) else dtype
+    return FLAG_DTYPE if is_bool(dtype) else dtype
 
 
 def less_than(a: PrimExpr, b: PrimExpr) -> PrimExpr:
@@ -160,16 +164,16 @@ def unique_func(shape: Sequence[Any], dtype: str, axis: Optional[int], is_sorted
     # groups of equal neighbours in sorted order
     p = Var("p", "int64")
     row, prev = perm[p], perm[p - 1]
-    same = fb.scalar("int8", "same")
+    same = fb.scalar(FLAG_DTYPE, "same")
     new_group = seq(BufferStore(first_row, row, (ngroups.value,)),
                     BufferStore(size, i64(0), (ngroups.value,)),
                     ngroups.set(ngroups.value + 1))
     g = ngroups.value - 1
     scan = seq(
-        same.set(cast(0, "int8")),
+        same.set(cast(0, FLAG_DTYPE)),
         IfThenElse(LT(i64(0), p), _rows_equal(fb, rows, r, flat, row, prev, same,
                                               equal_to if equal_nan else EQ)),
-        IfThenElse(EQ(same.value, cast(0, "int8")), new_group),
+        IfThenElse(EQ(same.value, cast(0, FLAG_DTYPE)), new_group),
         BufferStore(group, g, (row,)),
         BufferStore(size, size[g] + 1, (g,)),
     )
@@ -219,14 +223,14 @@ def _row_less(fb: FuncBuilder, rows: Any, r: PrimExpr, flat: bool) -> Comparator
     if flat:
         return lambda a, b: (None, less_than(rows[a], rows[b]))
     t, go, res = (fb.scalar(dt, nm) for dt, nm in
-                  (("int64", "cmp_t"), ("int8", "cmp_go"), ("int8", "cmp_lt")))
+                  (("int64", "cmp_t"), (FLAG_DTYPE, "cmp_go"), (FLAG_DTYPE, "cmp_lt")))
 
     def less(a: PrimExpr, b: PrimExpr) -> tuple[Stmt, PrimExpr]:
         at, bt = rows[a * r + t.value], rows[b * r + t.value]
         first_diff = _first_difference(t, go, r, at, bt)
-        decide = seq(res.set(cast(0, "int8")), IfThenElse(
-            LT(t.value, r), res.set(cast(less_than(at, bt), "int8"))))
-        return seq(first_diff, decide), NE(res.value, cast(0, "int8"))
+        decide = seq(res.set(cast(0, FLAG_DTYPE)), IfThenElse(
+            LT(t.value, r), res.set(cast(less_than(at, bt), FLAG_DTYPE))))
+        return seq(first_diff, decide), NE(res.value, cast(0, FLAG_DTYPE))
 
     return less
 
@@ -235,11 +239,11 @@ def _first_difference(t: Scalar, go: Scalar, r: PrimExpr, at: PrimExpr, bt: Prim
                       equal: Callable[[PrimExpr, PrimExpr], PrimExpr] = equal_to) -> Stmt:
     """``t`` <- the first element position where two rows differ (``r`` if none)."""
     return seq(
-        t.set(i64(0)), go.set(cast(LT(i64(0), r), "int8")),
-        While(NE(go.value, cast(0, "int8")), IfThenElse(
+        t.set(i64(0)), go.set(cast(LT(i64(0), r), FLAG_DTYPE)),
+        While(NE(go.value, cast(0, FLAG_DTYPE)), IfThenElse(
             equal(at, bt),
-            seq(t.set(t.value + 1), go.set(cast(LT(t.value, r), "int8"))),
-            go.set(cast(0, "int8")))))
+            seq(t.set(t.value + 1), go.set(cast(LT(t.value, r), FLAG_DTYPE))),
+            go.set(cast(0, FLAG_DTYPE)))))
 
 
 def _rows_equal(fb: FuncBuilder, rows: Any, r: PrimExpr, flat: bool, a: PrimExpr,
@@ -247,11 +251,11 @@ def _rows_equal(fb: FuncBuilder, rows: Any, r: PrimExpr, flat: bool, a: PrimExpr
                 equal: Callable[[PrimExpr, PrimExpr], PrimExpr] = equal_to) -> Stmt:
     """``out`` <- 1 when rows ``a`` and ``b`` are equal (elements compared by ``equal``)."""
     if flat:
-        return out.set(cast(equal(rows[a], rows[b]), "int8"))
-    t, go = fb.scalar("int64", "eq_t"), fb.scalar("int8", "eq_go")
+        return out.set(cast(equal(rows[a], rows[b]), FLAG_DTYPE))
+    t, go = fb.scalar("int64", "eq_t"), fb.scalar(FLAG_DTYPE, "eq_go")
     at, bt = rows[a * r + t.value], rows[b * r + t.value]
     return seq(_first_difference(t, go, r, at, bt, equal),
-               out.set(cast(EQ(t.value, r), "int8")))
+               out.set(cast(EQ(t.value, r), FLAG_DTYPE)))
 
 
 # -- crop --------------------------------------------------------------------------------------

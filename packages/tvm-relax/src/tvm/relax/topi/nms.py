@@ -18,7 +18,7 @@ from tvm.tir.expr import GT, LE, LT, NE, And, Max, Min, Or, PrimExpr, Select
 
 from ._tir import FuncBuilder, fresh_shapes, i64, seq
 from ._util import cast, int64
-from .data_dependent import merge_sort
+from .data_dependent import FLAG_DTYPE, merge_sort
 
 __all__ = ["nms_func"]
 
@@ -53,7 +53,7 @@ def nms_func(
     chosen = fb.local((n,), "int64", "chosen")
     ncand, nsel, total = (fb.scalar("int64", nm) for nm in ("num_candidates", "num_chosen",
                                                              "total"))
-    check, suppressed = fb.scalar("int64", "check"), fb.scalar("int8", "suppressed")
+    check, suppressed = fb.scalar("int64", "check"), fb.scalar(FLAG_DTYPE, "suppressed")
     b, c, i, k = (Var(nm, "int64") for nm in ("b", "c", "i", "k"))
     limit = Var("limit", "int64")
     iou_limit = Var("iou_limit", ft)
@@ -96,9 +96,9 @@ def nms_func(
         BufferStore(cand, i, (ncand.value,)), ncand.set(ncand.value + 1)))))
     sort = merge_sort(fb, cand, ncand.value, by_score, n, "score_sort")
     box = cand[k]
-    test = seq(suppressed.set(cast(0, "int8")), check.set(i64(0)), While(
-        And(LT(check.value, nsel.value), NE(suppressed.value, cast(1, "int8"))),
-        seq(IfThenElse(overlaps(box, chosen[check.value]), suppressed.set(cast(1, "int8"))),
+    test = seq(suppressed.set(cast(0, FLAG_DTYPE)), check.set(i64(0)), While(
+        And(LT(check.value, nsel.value), NE(suppressed.value, cast(1, FLAG_DTYPE))),
+        seq(IfThenElse(overlaps(box, chosen[check.value]), suppressed.set(cast(1, FLAG_DTYPE))),
             check.set(check.value + 1))))
     row = total.value + nsel.value
     select = seq(
@@ -106,7 +106,7 @@ def nms_func(
         BufferStore(selected, b, (row, i64(0))), BufferStore(selected, c, (row, i64(1))),
         BufferStore(selected, box, (row, i64(2))), nsel.set(nsel.value + 1))
     greedy = seq(nsel.set(i64(0)), For(k, i64(0), ncand.value, body=IfThenElse(
-        LT(nsel.value, limit), seq(test, IfThenElse(NE(suppressed.value, cast(1, "int8")),
+        LT(nsel.value, limit), seq(test, IfThenElse(NE(suppressed.value, cast(1, FLAG_DTYPE)),
                                                    select)))))
     per_class = seq(gather, sort, greedy, total.set(total.value + nsel.value))
     body = seq(total.set(i64(0)),

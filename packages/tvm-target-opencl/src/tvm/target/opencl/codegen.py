@@ -5,7 +5,10 @@ spellings: ``__kernel`` functions, ``__global``/``__local`` address spaces, work
 functions for thread indices, ``barrier(CLK_LOCAL_MEM_FENCE)``, OpenCL's scalar and vector
 type names (``int``, ``float4``), ``vloadN``/``vstoreN`` vector accesses, overloaded math
 functions (``exp``, not ``expf``) and the ``cl_khr_fp16``/``cl_khr_fp64`` extensions when
-``half``/``double`` appear.
+``half``/``double`` appear.  Each kernel's description lists the extensions it needs
+(``extensions``), so the run side refuses, naming the kernel and the dtype, a kernel whose
+device lacks one (pocl's CPU device has no ``cl_khr_fp16``) instead of failing in the
+driver's compiler.
 """
 
 from __future__ import annotations
@@ -17,6 +20,9 @@ from tvm.tir.codegen import CodegenError, DType, dtype_of
 from tvm.tir.codegen.gpu import DeviceCode, GPUPrinter, generate_device_code
 
 __all__ = ["OpenCLPrinter", "generate_source", "generate_device_code_opencl"]
+
+#: element type -> the OpenCL extension a kernel using it needs
+EXTENSIONS = {"float16": "cl_khr_fp16", "float64": "cl_khr_fp64"}
 
 _THREAD_INDEX = {
     "blockIdx.x": "get_group_id(0)", "blockIdx.y": "get_group_id(1)",
@@ -43,6 +49,21 @@ class OpenCLPrinter(GPUPrinter):
     vector_ops_native = True
     warp_size = 1
     vector_math_native = True
+
+    def __init__(self, target: str = "") -> None:
+        super().__init__(target)
+        #: per kernel: the extensions it needs (:data:`EXTENSIONS`)
+        self.kernel_extensions: dict[str, list[str]] = {}
+
+    def add_function(self, func: Any, name: Optional[str] = None) -> str:
+        outer, self._printed_types = self._printed_types, set()
+        try:
+            out = super().add_function(func, name)
+            self.kernel_extensions[out] = sorted(EXTENSIONS[t] for t in self._printed_types
+                                                 if t in EXTENSIONS)
+        finally:
+            self._printed_types = outer | self._printed_types
+        return out
 
     def address_space_qualifier(self, scope: str) -> str:
         if scope == "shared":
@@ -113,8 +134,13 @@ class OpenCLPrinter(GPUPrinter):
 
 
 def generate_device_code_opencl(mod: Any, target: Any = "opencl") -> DeviceCode:
-    """Kernels, kernel descriptions and host programs of ``mod`` for OpenCL."""
-    return generate_device_code(mod, OpenCLPrinter(str(target)), target)
+    """Kernels, kernel descriptions (with the ``extensions`` each needs) and host programs
+    of ``mod`` for OpenCL."""
+    printer = OpenCLPrinter(str(target))
+    code = generate_device_code(mod, printer, target)
+    for k in code.kernels:
+        k["extensions"] = printer.kernel_extensions.get(k["name"], [])
+    return code
 
 
 def generate_source(mod: Any, target: Optional[Any] = "opencl") -> str:

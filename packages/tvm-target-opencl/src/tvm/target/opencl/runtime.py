@@ -9,7 +9,10 @@ module runs with ``tvm-runtime`` and this package alone::
 Devices: ``opencl(i)`` is the ``i``-th device over all OpenCL platforms (in platform order).
 Memory is ``pyopencl.Buffer`` objects; a tensor's data handle is the buffer's ``int_ptr``.
 Programs are built once per device and source, and kernels run on one in-order queue per
-device, so copies back to the host see the results.
+device, so copies back to the host see the results.  A module whose kernels need an
+extension the device lacks (``extensions`` of a kernel description: ``cl_khr_fp16`` for
+float16, ``cl_khr_fp64`` for float64) is refused before the build with a KernelError naming
+the kernels and dtypes.
 """
 
 from __future__ import annotations
@@ -26,6 +29,9 @@ from tvm.runtime.error import DeviceUnavailableError, KernelError
 
 __all__ = ["OpenCLDeviceAPI", "OpenCLModule", "device_api", "load_module", "opencl_available",
            "DEVICE_MODULE_VERSION", "FILE_SUFFIX", "FORMAT", "DEVICE_TYPE"]
+
+#: OpenCL extension -> the dtype it gives kernels
+_EXTENSION_DTYPES = {"cl_khr_fp16": "float16", "cl_khr_fp64": "float64"}
 
 FORMAT = "opencl"
 FILE_SUFFIX = "clmod"
@@ -220,6 +226,7 @@ class OpenCLModule(DeviceModule):
             program = self._programs.get(dev.index)
             if program is None:
                 api = device_api()
+                self._check_extensions(dev, api)
                 try:
                     program = cl.Program(api.context(dev), self.payload["source"]).build()
                 except cl.Error as err:
@@ -229,6 +236,17 @@ class OpenCLModule(DeviceModule):
             k = cl.Kernel(program, name)
             self._kernel_objs[key] = k
             return k
+
+    def _check_extensions(self, dev: Device, api: OpenCLDeviceAPI) -> None:
+        device = api._device(dev)
+        have = set(device.extensions.split())
+        missing = [(name, ext) for name, meta in self.kernels.items()
+                   for ext in meta.get("extensions", []) if ext not in have]
+        if missing:
+            uses = "; ".join(f"kernel {name} uses {_EXTENSION_DTYPES.get(ext, ext)} (needs {ext})"
+                             for name, ext in missing)
+            raise KernelError(f"opencl: {uses}, which {dev} ({device.name.strip()}) does not "
+                              "support; compute in float32 on this device")
 
     def launch(self, dev: Device, kernel: str, args: list[Any], grid: tuple[int, int, int],
                block: tuple[int, int, int]) -> None:

@@ -22,7 +22,13 @@ spellings (``#version 450``, compiled by glslang to SPIR-V in :mod:`.spirv`):
 * checks in kernels write the shared error record (an ``int`` storage buffer) with
   ``atomicCompSwap``; its int64 arguments are written as two ints.
 
-bfloat16 is not supported (a CodegenError says so).
+GLSL has float64 arithmetic but no float64 transcendental functions: ``pow`` with an
+integral exponent (a cast from an integer or an integral constant: the integer ``power`` of
+the Relax operators computes through it) is exact repeated squaring, and every other float64
+``exp``/``log``/``pow``/trigonometric/``erf``/``sigmoid`` is refused with a CodegenError naming
+the kernel.  float32 ``asin``/``acos`` are computed as ``atan(x, sqrt((1 - x)(1 + x)))`` (and
+its complement): Mesa's own (lavapipe, RADV, ANV) are cheap approximations off by up to 4e-4,
+about 100 times worse than its ``atan``.  bfloat16 is not supported (a CodegenError says so).
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ from tvm.tir.buffer import Buffer
 from tvm.tir.codegen import CodegenError, DType, dtype_of
 from tvm.tir.codegen.c_like_stmt import unparen
 from tvm.tir.codegen.gpu import ERROR_RECORD_PARAM, DeviceCode, GPUPrinter, generate_device_code
-from tvm.tir.expr import Cast, IntImm, IterVar, Var
+from tvm.tir.expr import Cast, FloatImm, IntImm, IterVar, Var
 from tvm.tir.function import PrimFunc
 from tvm.tir.stmt import Allocate, AttrStmt, BufferStore, For, ForKind
 from tvm.tir.stmt_functor import pre_order_visit
@@ -89,6 +95,17 @@ sin cos tan asin acos atan sinh cosh tanh asinh acosh atanh isnan isinf roundEve
 barrier memoryBarrier memoryBarrierShared memoryBarrierBuffer groupMemoryBarrier
 atomicAdd atomicCompSwap bitCount findMSB findLSB length dot cross normalize any all not
 equal lessThan greaterThan""".split())
+
+#: float math GLSL has no float64 overload of (``pow`` only for integral exponents)
+_NO_FLOAT64_MATH = frozenset("""exp exp2 exp10 expm1 log log2 log10 log1p sin cos tan sinh cosh
+tanh asin acos atan asinh acosh atanh atan2 erf sigmoid pow nextafter""".split())
+
+
+def _is_integral(e: Any) -> bool:
+    """Whether the float expression ``e`` is provably a whole number."""
+    if isinstance(e, FloatImm):
+        return float(e.value).is_integer()
+    return isinstance(e, Cast) and dtype_of(e.value.dtype).element.is_int
 
 
 def _as_int32(e: Any) -> Any:
@@ -154,6 +171,7 @@ class VulkanPrinter(GPUPrinter):
         self._subgroup: set[str] = set()
         self._module_types: set[str] = set()
         self._thread_vars: set[Var] = set()
+        self._kernel = "?"
 
     # ------------------------------------------------------------------ types & literals
     def c_cast(self, ctype: str, value: str) -> str:
@@ -255,8 +273,33 @@ class VulkanPrinter(GPUPrinter):
         return self.require_helper(f"tvm_clz_{d.text}", text)
 
     # ------------------------------------------------------------------ math
+    def math_call(self, name: str, e: Any, lane: Any) -> str:
+        arg_d = dtype_of(e.args[0].dtype).element if e.args else None
+        if arg_d is not None and arg_d.text == "float64" and name in _NO_FLOAT64_MATH:
+            if name == "pow" and len(e.args) == 2 and _is_integral(e.args[1]):
+                a, b = (self.sub(x, lane) for x in e.args)
+                return f"{self.helper_pow_integral_f64()}({unparen(a)}, {unparen(b)})"
+            raise CodegenError(f"vulkan codegen: kernel {self._kernel} uses tir.{name} of dtype "
+                               f"float64; GLSL has float64 arithmetic but no float64 {name} "
+                               "(compute it in float32)")
+        return super().math_call(name, e, lane)
+
+    def helper_pow_integral_f64(self) -> str:
+        def text() -> str:
+            return ("double tvm_pow_integral_float64(double a, double b) {\n"
+                    "  // a ** b for a whole number b, by repeated squaring (GLSL has no "
+                    "double pow)\n"
+                    "  double r = 1.0lf, p = a, n = abs(b);\n"
+                    "  while (n > 0.0lf) {\n"
+                    "    if (mod(n, 2.0lf) == 1.0lf) r *= p;\n"
+                    "    p *= p; n = floor(n * 0.5lf);\n  }\n"
+                    "  return b < 0.0lf ? 1.0lf / r : r;\n}")
+        return self.require_helper("tvm_pow_integral_float64", text)
+
     def float_math(self, name: str, args: list[str], d: DType) -> str:
         t = self.type_name(d)
+        if name in ("asin", "acos"):
+            return f"{self.helper_arc(name, d)}({unparen(args[0])})"
         if name == "fmod":
             a, b = args
             return f"({a} - {b} * trunc({a} / {b}))"
@@ -280,6 +323,16 @@ class VulkanPrinter(GPUPrinter):
         if name == "nextafter":
             raise CodegenError("vulkan codegen: tir.nextafter has no GLSL counterpart")
         return super().float_math(name, args, d)
+
+    def helper_arc(self, name: str, d: DType) -> str:
+        """asin/acos through two-argument atan (see the module docstring)."""
+        t = self.type_name(d)
+
+        def text() -> str:
+            root = f"sqrt(({t}(1.0) - x) * ({t}(1.0) + x))"
+            value = f"atan(x, {root})" if name == "asin" else f"atan({root}, x)"
+            return f"{t} tvm_{name}_{d.text}({t} x) {{ return {value}; }}"
+        return self.require_helper(f"tvm_{name}_{d.text}", text)
 
     def helper_erf(self, d: DType) -> str:
         t = self.type_name(d)
@@ -432,6 +485,7 @@ class VulkanPrinter(GPUPrinter):
             raise CodegenError("vulkan codegen: only device kernels (after SplitHostDevice) "
                                "are printed as shaders")
         func = narrow_index_math(func)
+        self._kernel = name or func.attrs.get("global_symbol") or "?"
         self._kernel_decls, self._kernel_params = [], []
         self._thread_vars = _thread_vars(func)
         outer, self._printed_types = self._printed_types, set()

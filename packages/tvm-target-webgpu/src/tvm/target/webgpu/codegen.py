@@ -16,7 +16,8 @@ spellings; what WGSL writes differently from C goes through the printer's hooks
 * WGSL has no 64-bit or 8/16-bit integers and no float64: int64 index arithmetic that
   provably fits is narrowed (:func:`tvm.tir.codegen.narrow.narrow_index_math`), the rest of
   a kernel's int64 values are computed as i32 (indices into buffers the runtime limits to
-  2 GiB); int64 tensors are ``array<vec2<i32>>`` whose elements are read as i32,
+  2 GiB; the wrapping negation ``int64(uint64(0) - uint64(x))`` of the division guards is
+  i32 negation, which wraps as well); int64 tensors are ``array<vec2<i32>>`` whose elements are read as i32,
   saturating (a huge index still fails its check), and written sign-extended (a plain
   copy keeps both words).  A kernel that computes int64 tensor values from int64 tensor
   data, or uses float64, int8/16 or uint8/16/64, is refused with a
@@ -24,6 +25,9 @@ spellings; what WGSL writes differently from C goes through the printer's hooks
 * bool tensors keep the host's one byte per element, four to an ``array<atomic<u32>>``
   word: read with ``atomicLoad``, written with ``atomicAnd``/``atomicOr`` of the thread's
   own byte (so neighbours in a word never clobber each other);
+* ``asin``/``acos`` are ``atan2(x, sqrt((1 - x)(1 + x)))`` and its complement: Mesa's
+  (lavapipe, RADV, ANV, under wgpu's Vulkan backend) are cheap approximations off by up to
+  4e-4, about 100 times worse than its ``atan``;
 * float16 needs ``enable f16;`` and the adapter feature ``shader-f16`` (the kernel's
   ``features`` say so; the runtime refuses the kernel on an adapter without it);
 * checks in kernels write the shared error record (``array<atomic<i32>>``) after
@@ -41,7 +45,7 @@ from tvm.tir.codegen import CodegenError, DType, dtype_of
 from tvm.tir.codegen.c_like_stmt import negate, unparen
 from tvm.tir.codegen.gpu import ERROR_RECORD_PARAM, DeviceCode, GPUPrinter, generate_device_code
 from tvm.tir.codegen.narrow import narrow_index_math
-from tvm.tir.expr import BufferLoad, IntImm, Var
+from tvm.tir.expr import BufferLoad, Cast, IntImm, Sub, Var
 from tvm.tir.function import PrimFunc
 from tvm.tir.stmt import Allocate, BufferStore, While
 from tvm.tir.stmt_functor import pre_order_visit
@@ -111,6 +115,21 @@ def _stored_buffers(func: PrimFunc) -> set:
 
     pre_order_visit(func.body, visit)
     return found
+
+
+def _wrapping_negation(e: Any) -> Any:
+    """``x`` when ``e`` is ``int64(uint64(0) - uint64(x))`` for an int64 ``x`` (the wrapping
+    negation of GuardIntegerDivision and the integer division operators), else None."""
+    if not (isinstance(e, Cast) and str(e.dtype) == "int64" and isinstance(e.value, Sub)
+            and str(e.value.dtype) == "uint64"):
+        return None
+    zero, x = e.value.a, e.value.b
+    while isinstance(zero, Cast):
+        zero = zero.value
+    if not (isinstance(zero, IntImm) and zero.value == 0 and isinstance(x, Cast)
+            and str(x.value.dtype) == "int64"):
+        return None
+    return x.value
 
 
 def _reads_int64_tensor(e: Any) -> bool:
@@ -272,6 +291,12 @@ class WebGPUPrinter(GPUPrinter):
         self.close_block()
 
     # ------------------------------------------------------------------ operators & math
+    def _p_cast(self, e: Any, lane: Any) -> str:
+        x = _wrapping_negation(e)
+        if x is not None:  # int64 is computed as i32, whose negation wraps as well
+            return f"(0i - {self.sub(x, lane)})"
+        return super()._p_cast(e, lane)
+
     def _shift(self, e: Any, lane: Any, op: str) -> str:
         d = dtype_of(e.dtype).element
         if not d.is_int:
@@ -315,6 +340,8 @@ class WebGPUPrinter(GPUPrinter):
                 else f"select(abs({a}), -abs({a}), {b} < {self.literal(0.0, d)})"
         if name == "erf":
             return f"{self.helper_erf(d)}({args[0]})"
+        if name in ("asin", "acos"):
+            return f"{self.helper_arc(name, d)}({unparen(args[0])})"
         if name == "nextafter":
             raise CodegenError("webgpu codegen: tir.nextafter has no WGSL counterpart")
         return super().float_math(name, args, d)
@@ -326,6 +353,17 @@ class WebGPUPrinter(GPUPrinter):
             one = self.literal(1.0, d)
             return f"fn tvm_sigmoid_{d.text}(x: {t}) -> {t} {{ return {one} / ({one} + exp(-x)); }}"
         return self.require_helper(f"tvm_sigmoid_{d.text}", text)
+
+    def helper_arc(self, name: str, d: DType) -> str:
+        """asin/acos through ``atan2`` (see the module docstring)."""
+        t = self.type_name(d)
+
+        def text() -> str:
+            one = self.literal(1.0, d)
+            root = f"sqrt(({one} - x) * ({one} + x))"
+            value = f"atan2(x, {root})" if name == "asin" else f"atan2({root}, x)"
+            return f"fn tvm_{name}_{d.text}(x: {t}) -> {t} {{ return {value}; }}"
+        return self.require_helper(f"tvm_{name}_{d.text}", text)
 
     def helper_erf(self, d: DType) -> str:
         t = self.type_name(d)

@@ -28,8 +28,11 @@ variable per kernel), for every ``Allocate`` (+ its ``DeclBuffer``) whose scope 
       A_shared = T.alloc_buffer((32, 8), scope="shared")
       ... A_shared[i, k] ...
 
-A buffer whose accesses cannot be bounded keeps its shape.  ``global`` buffers are left
-where they are (on a GPU target they are device workspaces allocated by the host).
+A buffer whose accesses cannot be bounded keeps its shape.  A ``shared``/``local`` buffer
+that is never used (a scratch scalar of a loop-level kernel that one variant of the kernel
+does not need) is dropped: left in place it would stay outside every kernel on a GPU target,
+where the host cannot allocate it.  ``global`` buffers are left where they are (on a GPU
+target they are device workspaces allocated by the host).
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from ..expr import BufferLoad, IntImm, IterVar, PrimExpr, Range, Var
 from ..function import PrimFunc
 from ..functor import StmtExprMutator, StmtExprVisitor
 from ..stmt import Allocate, AttrStmt, BufferStore, DeclBuffer, For, ForKind, Stmt
+from ..stmt_functor import pre_order_visit
 from ._common import prim_func_pass
 
 __all__ = ["CompactBufferAllocation", "compact_buffer_allocation"]
@@ -94,6 +98,21 @@ class _Accesses(StmtExprVisitor):
             self.updated_in_place = self.updated_in_place or len(self.sites) > before
             return
         self.generic_visit(op)
+
+
+def _uses(stmt: Stmt, data: Var) -> bool:
+    """Whether ``stmt`` refers to the buffer variable ``data`` at all (an access, or the
+    variable itself: ``address_of``, ``tvm_access_ptr``, a call argument)."""
+    found = []
+
+    def visit(node: Any) -> bool:
+        if node is data or (isinstance(node, (BufferLoad, BufferStore, DeclBuffer))
+                            and node.buffer.data is data):
+            found.append(node)
+        return not found
+
+    pre_order_visit(stmt, visit)
+    return bool(found)
 
 
 def _domain(scope: Stmt) -> tuple[Var, Range]:
@@ -255,6 +274,8 @@ class _Compactor(StmtExprMutator):
         if op.scope in ("global", "") or not (isinstance(body, DeclBuffer)
                                               and body.buffer.data is op.buffer_var):
             return op if body is op.body else op.with_fields(body=body)
+        if not _uses(body.body, op.buffer_var):
+            return body.body  # never used: nothing to allocate
         plan = _plan(op, body, self.threads)
         if plan is None:
             return op if body is op.body else op.with_fields(body=body)
