@@ -1,6 +1,7 @@
-"""Helpers of the GPU end-to-end tests (tests/test_relax_gpu_*.py, tests/test_relax_vulkan.py,
-tests/test_relax_webgpu.py): the OpenCL device (pocl in CI), the Vulkan device and the WebGPU
-adapter (lavapipe in CI), and building one module for a GPU target and for llvm to compare."""
+"""Helpers of the GPU end-to-end tests (tests/test_relax_gpu_*.py,
+tests/test_relax_shader_targets.py): the OpenCL device (pocl in CI), the Vulkan device and
+the WebGPU adapter (lavapipe in CI), and building one module for a GPU target and for llvm
+to compare."""
 
 from __future__ import annotations
 
