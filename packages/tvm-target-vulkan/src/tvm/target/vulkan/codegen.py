@@ -144,6 +144,7 @@ class VulkanPrinter(GPUPrinter):
     """GLSL 4.50 compute shaders for Vulkan (see the module docstring)."""
 
     language = "vulkan"
+    pointer_casts = False
     kernel_qualifier = ""
     helper_qualifier = ""
     restrict_keyword = ""
@@ -403,16 +404,6 @@ class VulkanPrinter(GPUPrinter):
         return ERROR_RECORD_PARAM
 
     # ------------------------------------------------------------------ memory
-    def buffer_ptr(self, buffer: Buffer) -> str:
-        elem = dtype_of(buffer.dtype).element
-        have = self.st.ptr_elem.get(buffer.data)
-        if have is None or have.text != elem.text:
-            raise CodegenError(f"vulkan codegen: buffer {buffer.name!r} reads its memory as "
-                               f"{elem.text}, but the memory is "
-                               f"{have.text if have else 'used with several types'}; GLSL "
-                               "cannot reinterpret a storage buffer")
-        return self.var_name(buffer.data)
-
     def element_index(self, buffer: Buffer, index: Any, lane: Any) -> str:
         text = super().element_index(buffer, index, lane)
         return text if dtype_of(index.dtype).element.bits == 32 else f"int({unparen(text)})"

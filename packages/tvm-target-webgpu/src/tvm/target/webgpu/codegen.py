@@ -153,6 +153,7 @@ class WebGPUPrinter(GPUPrinter):
     """WGSL compute shaders for WebGPU (see the module docstring)."""
 
     language = "webgpu"
+    pointer_casts = False
     kernel_qualifier = ""
     helper_qualifier = ""
     restrict_keyword = ""
@@ -474,16 +475,6 @@ class WebGPUPrinter(GPUPrinter):
         return ERROR_RECORD_PARAM
 
     # ------------------------------------------------------------------ memory
-    def buffer_ptr(self, buffer: Buffer) -> str:
-        elem = dtype_of(buffer.dtype).element
-        have = self.st.ptr_elem.get(buffer.data)
-        if have is None or have.text != elem.text:
-            raise CodegenError(f"webgpu codegen: kernel {self._kernel}: buffer "
-                               f"{buffer.name!r} reads its memory as {elem.text}, but the "
-                               f"memory is {have.text if have else 'used with several types'}; "
-                               "WGSL cannot reinterpret a storage buffer")
-        return self.var_name(buffer.data)
-
     def _is_wide(self, buffer: Buffer) -> bool:
         return _is_global(buffer) and dtype_of(buffer.dtype).element.text == "int64"
 

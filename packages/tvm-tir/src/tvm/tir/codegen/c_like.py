@@ -119,6 +119,9 @@ class CLikePrinter(ExprPrinterMixin, CallPrinterMixin, StmtPrinterMixin):
         "uint64": "uint64_t", "float16": "_Float16", "float32": "float", "float64": "double",
         "bfloat16": "uint16_t",
     }
+    #: memory may be read through a pointer of another element type (False: GLSL / WGSL
+    #: storage buffers, whose element type is fixed, so such a read is refused)
+    pointer_casts: bool = True
     #: storage type of bfloat16 values (arithmetic goes through float32)
     bfloat16_storage: str = "uint16_t"
     #: compute float16/bfloat16 arithmetic and math in float32, rounding back each time

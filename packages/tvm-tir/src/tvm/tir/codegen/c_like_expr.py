@@ -370,12 +370,18 @@ class ExprPrinterMixin:
 
     def buffer_ptr(self, buffer: Buffer) -> str:
         """C pointer expression to the elements of ``buffer`` (cast when the data variable
-        is declared with another element type)."""
+        is declared with another element type; refused without ``pointer_casts``)."""
         elem = dtype_of(buffer.dtype).element
         name = self.var_name(buffer.data)
         have = self.st.ptr_elem.get(buffer.data)
         if have is not None and have.text == elem.text:
             return name
+        if not self.pointer_casts:
+            raise CodegenError(
+                f"{self.language} codegen: function {self.st.name}: buffer {buffer.name!r} "
+                f"reads its memory as {elem.text}, but the memory is "
+                f"{have.text if have else 'used with several types'}; {self.language} "
+                "cannot reinterpret a storage buffer")
         return f"(({self.pointer_type(elem, buffer.scope)}){name})"
 
     def element_index(self, buffer: Buffer, index: PrimExpr, lane: Lane) -> str:
