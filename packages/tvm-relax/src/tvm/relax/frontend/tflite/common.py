@@ -275,6 +275,15 @@ def quant_arrays(quant: Any, ndim: int) -> tuple[np.ndarray, np.ndarray]:
     return scale.reshape(()), zp.reshape(-1)[:1].reshape(()) if zp.size else np.float32(0)
 
 
+def qnn_params(quant: Any) -> tuple[tuple, tuple, int]:
+    """(scales, zero points, axis) of a tensor's quantization parameters in the form the
+    ``relax.qnn`` operators take (one zero point per scale; axis -1 when per tensor)."""
+    scale = tuple(float(v) for v in quant.scale.reshape(-1))
+    zp = tuple(int(v) for v in quant.zero_point.reshape(-1)) or (0,)
+    zp = zp * len(scale) if len(zp) == 1 else zp[:len(scale)]
+    return scale, zp, int(quant.quantized_dimension) if len(scale) > 1 else -1
+
+
 def dequantize_array(value: np.ndarray, quant: Any) -> np.ndarray:
     """``(value - zero_point) * scale`` in float32."""
     scale, zp = quant_arrays(quant, value.ndim)

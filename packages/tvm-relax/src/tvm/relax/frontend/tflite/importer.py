@@ -25,7 +25,7 @@ from .. import sanitize_name
 from ..dataflow_split import split_dataflow_at_if
 from .common import (
     CONVERTERS, CUSTOM_CONVERTERS, OpContext, OpNotImplemented, TFLiteImportError,
-    default_options, dequantize_array, tflite_dtype,
+    default_options, dequantize_array, qnn_params, tflite_dtype,
 )
 from .model import ModelInfo, SubgraphInfo, TensorInfo, read_model
 
@@ -43,11 +43,11 @@ _RAW_INTEGER = {"CAST", "NEG", "MAXIMUM", "MINIMUM", "SELECT", "SELECT_V2", "FLO
 #: a full-integer model's constant weights at these input positions stay integer behind a
 #: ``relax.qnn.dequantize``, so that QDQToInteger sees their quantization (other quantized
 #: constants, such as int32 biases, are dequantized at import)
-_QDQ_WEIGHTS = {
-    "CONV_2D": (1,), "DEPTHWISE_CONV_2D": (1,), "FULLY_CONNECTED": (1,),
-    "TRANSPOSE_CONV": (1,), "BATCH_MATMUL": (0, 1), "CONV_3D": (1,),
-    "ADD": (0, 1), "MUL": (0, 1), "CONCATENATION": tuple(range(64)),
-}
+_QDQ_WEIGHTS = {"CONV_2D": 1, "DEPTHWISE_CONV_2D": 1, "FULLY_CONNECTED": 1,
+                "TRANSPOSE_CONV": 1, "CONV_3D": 1}
+#: ... and so do all constant 8-bit operands of these (QDQToInteger's rules want every
+#: operand dequantized)
+_QDQ_OPERANDS = {"ADD", "MUL", "CONCATENATION", "BATCH_MATMUL"}
 #: dynamic-range ("hybrid") quantization: these operators take float activations and int8
 #: constant weights (at these input positions), which are dequantized once, at import
 _HYBRID_WEIGHTS = {
@@ -358,7 +358,7 @@ class TFLiteImporter:
     # -- full-integer models: each operator as dequantize -> float op -> quantize ----------
     def _quantized(self, k: int) -> bool:
         """Whether tensor ``k`` is an integer tensor with quantization parameters."""
-        if k < 0 or not 0 <= k < len(self.subgraph.tensors):
+        if not 0 <= k < len(self.subgraph.tensors):
             return False
         t = self.tensor(k)
         return t.quant is not None and self.tensor_dtype(k) in (
@@ -373,32 +373,20 @@ class TFLiteImporter:
         from ...op import qnn
 
         done: set[int] = set()
-        weights = _QDQ_WEIGHTS.get(name, ())
         for p, k in enumerate(op.inputs):
             if k in skip or inputs[p] is None or not self._quantized(k):
                 continue
             t = self.tensor(k)
             value = inputs[p]
-            if isinstance(value, Constant) and (p not in weights or self.tensor_dtype(k) not in (
-                    "int8", "uint8")):
+            integer_operand = (name in _QDQ_OPERANDS or _QDQ_WEIGHTS.get(name) == p) and \
+                self.tensor_dtype(k) in ("int8", "uint8")
+            if isinstance(value, Constant) and not integer_operand:
                 inputs[p] = Constant(dequantize_array(np.asarray(value.data), t.quant))
             else:
-                scale, zp, axis = self.quant_attrs(k)
-                inputs[p] = self.bb.emit(qnn.dequantize(value, scale, zp, axis),
+                inputs[p] = self.bb.emit(qnn.dequantize(value, *qnn_params(t.quant)),
                                          sanitize_name(t.name, "dq") + "_dq")
             done.add(k)
         return done
-
-    def quant_attrs(self, k: int) -> tuple[tuple, tuple, int]:
-        """(scales, zero points, axis) of tensor ``k`` for the relax.qnn operators."""
-        q = self.tensor(k).quant
-        scale = tuple(float(v) for v in q.scale.reshape(-1))
-        zp = tuple(int(v) for v in q.zero_point.reshape(-1)) or (0,)
-        if len(scale) > 1 and len(zp) == 1:
-            zp = zp * len(scale)
-        if len(scale) == 1 and len(zp) > 1:
-            zp = zp[:1]
-        return scale, zp, int(q.quantized_dimension) if len(scale) > 1 else -1
 
     def _quantize_outputs(self, ctx: OpContext, result: Any) -> list[Expr]:
         """The converter's float results quantized to the quantized output tensors."""
@@ -410,8 +398,8 @@ class TFLiteImporter:
                 if not isinstance(value, (Var, Constant)):
                     value = self.bb.emit(value)
                 if value.struct_info.dtype.startswith("float"):
-                    scale, zp, axis = self.quant_attrs(k)
-                    value = qnn.quantize(value, scale, zp, axis, self.tensor_dtype(k))
+                    value = qnn.quantize(value, *qnn_params(self.tensor(k).quant),
+                                         self.tensor_dtype(k))
             out.append(value)
         return out
 

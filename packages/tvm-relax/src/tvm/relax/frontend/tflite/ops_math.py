@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ... import op as _op
-from .common import OpContext, converter, quant_arrays, tflite_dtype
+from .common import OpContext, converter, dequantize_array, qnn_params, tflite_dtype
 
 _FUSED_BINARY = {  # builtin: (relax op, options table, max version)
     "ADD": (_op.add, "AddOptions", 5),
@@ -95,12 +95,12 @@ def _cast(ctx: OpContext) -> Any:
     return _op.astype(ctx.input(0), ctx.output_dtype())
 
 
-def _quant_params(ctx: OpContext, tensor: int, ndim: int) -> tuple[np.ndarray, np.ndarray]:
-    """(scale, zero point) of tensor ``tensor``, shaped to broadcast along its quantized axis."""
+def _quant(ctx: OpContext, tensor: int) -> Any:
+    """Tensor ``tensor``'s quantization parameters (an error when it has none)."""
     info = ctx.importer.tensor(tensor)
     if info.quant is None:
         raise ctx.error(f"tensor {info.name!r} has no quantization parameters")
-    return quant_arrays(info.quant, ndim)
+    return info.quant
 
 
 @converter("DEQUANTIZE", max_version=6)
@@ -110,12 +110,11 @@ def _dequantize(ctx: OpContext) -> Any:
     x, in_dt, out_dt = ctx.input(0), ctx.dtype(0), ctx.output_dtype()
     if in_dt in ("float16", "bfloat16"):
         return _op.astype(x, out_dt)
+    quant = _quant(ctx, ctx.op.inputs[0])
     value = ctx.const(0)
     if value is not None:
-        scale, zp = _quant_params(ctx, ctx.op.inputs[0], ctx.ndim(0))
-        return ctx.const_expr((value.astype(np.float32) - zp) * scale, out_dt)
-    scale, zp, axis = ctx.importer.quant_attrs(ctx.op.inputs[0])
-    return _op.qnn.dequantize(x, scale, zp, axis, out_dt)
+        return ctx.const_expr(dequantize_array(value, quant), out_dt)
+    return _op.qnn.dequantize(x, *qnn_params(quant), out_dt)
 
 
 @converter("QUANTIZE", max_version=3)
@@ -124,15 +123,10 @@ def _quantize(ctx: OpContext) -> Any:
     ties to even as LiteRT's builtin kernel; its reference kernel's TfLiteRound rounds them
     away from zero); integer to integer (a change of scale or type): ``relax.qnn.requantize``."""
     x, out_dt = ctx.input(0), ctx.output_dtype()
-    out = ctx.output_ids[0]
-    if ctx.importer.tensor(out).quant is None:
-        raise ctx.error("the output tensor has no quantization parameters")
-    scale, zp, axis = ctx.importer.quant_attrs(out)
+    scale, zp, axis = qnn_params(_quant(ctx, ctx.output_ids[0]))
     if ctx.dtype(0).startswith("float"):
         return _op.qnn.quantize(x, scale, zp, axis, out_dt)
-    if ctx.importer.tensor(ctx.op.inputs[0]).quant is None:
-        raise ctx.error(f"the {ctx.dtype(0)} input has no quantization parameters")
-    in_scale, in_zp, in_axis = ctx.importer.quant_attrs(ctx.op.inputs[0])
+    in_scale, in_zp, _ = qnn_params(_quant(ctx, ctx.op.inputs[0]))
     if len(scale) > 1 or len(in_scale) > 1:
         raise ctx.unsupported("requantization per channel is not supported")
     return _op.qnn.requantize(x, in_scale, in_zp, scale, zp, out_dtype=out_dt)
