@@ -360,8 +360,9 @@ def _bias_int32(bias: np.ndarray, acc_scale: np.ndarray, ndim: int, axis: int) -
 
 # -- elementwise, concat, movement, requantize ---------------------------------------------------
 def _other_chain(chain: _Chain, q: Call, src: Expr) -> tuple[Expr, str]:
-    from ..op import astype, qnn
+    from ..op import astype, nn, qnn
     from ..op import sum as sum_
+    from ..topi.qnn import INT_RANGES
 
     qa = q.attrs
     sy, zy, out_dt = _scalar(qa.scale), _scalar(qa.zero_point), qa.out_dtype
@@ -412,13 +413,9 @@ def _other_chain(chain: _Chain, q: Call, src: Expr) -> tuple[Expr, str]:
                 raise _NotConvertible(f"the pad value {pa.pad_value} is not a quantized value")
             value = round(exact)
         x_dt = dq.args[0].struct_info.dtype
-        from ..topi.qnn import INT_RANGES
-
         lo, hi = INT_RANGES[x_dt]
         if not lo <= value <= hi:
             raise _NotConvertible(f"the pad value {pa.pad_value} is outside the input's range")
-        from ..op import nn
-
         padded = nn.pad(dq.args[0], list(pa.pad_width), pa.pad_mode, float(value))
         if (sx, zx) == (sy, zy) and x_dt == out_dt:
             return padded, name
@@ -493,13 +490,14 @@ def _lookup_table(chain: _Chain, q: Call) -> Optional[Expr]:
     from .annotate_tir_op_pattern import OpPatternKind, op_pattern_of
     from .numpy_eval import get_numpy_evaluator
 
-    leaf: list[Call] = []
+    leaf: Optional[Call] = None  # the dequantize every path ends at
+    codes: Optional[np.ndarray] = None  # its 256 integer values
     refs: dict[int, int] = {}  # intermediate var -> its uses inside the graph
     inner_vars: dict[int, Var] = {}
     memo: dict[int, Any] = {}
-    codes_box: list[np.ndarray] = []
 
     def values_of(expr: Expr, depth: int = 0) -> Any:
+        nonlocal leaf, codes
         if isinstance(expr, Var):
             refs[id(expr)] = refs.get(id(expr), 0) + 1
         node = chain.value(expr)
@@ -509,16 +507,16 @@ def _lookup_table(chain: _Chain, q: Call) -> Optional[Expr]:
             raise _NotConvertible("too deep")
         if _op_name(node) == "relax.qnn.dequantize":
             dq = chain.dequantized(expr, "input")
-            if leaf and (dq.args[0] is not leaf[0].args[0] or dq.attrs.scale != leaf[0].attrs.scale
-                         or dq.attrs.zero_point != leaf[0].attrs.zero_point):
+            if leaf is None:
+                leaf = dq
+                dtype = dq.args[0].struct_info.dtype
+                lo, hi = INT_RANGES[dtype]
+                codes = np.arange(lo, hi + 1).astype(dtype)
+            elif (dq.args[0] is not leaf.args[0] or dq.attrs.scale != leaf.attrs.scale
+                  or dq.attrs.zero_point != leaf.attrs.zero_point):
                 raise _NotConvertible("two quantized inputs")
-            if not leaf:
-                leaf.append(dq)
-                lo, hi = INT_RANGES[dq.args[0].struct_info.dtype]
-                codes_box.append(np.arange(lo, hi + 1).astype(dq.args[0].struct_info.dtype))
-            value = get_numpy_evaluator(dq.op)(dq, codes_box[0])
-            memo[id(node)] = value
-            return value
+            memo[id(node)] = get_numpy_evaluator(dq.op)(dq, codes)
+            return memo[id(node)]
         if (not isinstance(node, Call) or not _op_name(node)
                 or op_pattern_of(node.op) > OpPatternKind.BROADCAST
                 or get_numpy_evaluator(node.op) is None):
@@ -555,16 +553,15 @@ def _lookup_table(chain: _Chain, q: Call) -> Optional[Expr]:
             values = values_of(q.args[0])
     except _NotConvertible:
         return None
-    if not leaf or not inner_vars:
+    if leaf is None or not inner_vars:
         return None
     for key, var in inner_vars.items():
         if var is not q.args[0] and chain.ctx.num_uses(var) != refs.get(key, 0):
             return None  # an intermediate value also used outside the graph
     table = np.asarray(get_numpy_evaluator(q.op)(q, values)).reshape(-1)
-    codes = codes_box[0]
     if table.size != codes.size:
         return None
-    x = leaf[0].args[0]
+    x = leaf.args[0]
     index = add(astype(x, "int32"), const(np.array(-int(codes[0]), "int32")))
     return take(Constant(table.astype(q.attrs.out_dtype)), index, axis=0)
 
