@@ -194,8 +194,9 @@ def quantize_case(model: ModelBuilder, inputs: Sequence[np.ndarray], dtype: str 
 
 
 def _op(m: ModelBuilder, builtin: str, x: int, y: int) -> dict[str, Any]:
-    return dict(opcode=m._opcode(builtin, 2), inputs=[x], outputs=[y], options=None,
-                custom=b"")
+    """A ``builtin(x) -> y`` operator record, not yet placed (the caller inserts it)."""
+    m.op(builtin, [x], [y], version=2)
+    return m.ops.pop()
 
 
 def assert_within_one(got: Sequence[np.ndarray], expected: Sequence[np.ndarray]) -> None:
